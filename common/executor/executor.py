@@ -31,6 +31,7 @@ from common.executor.graph_view import GraphView, KernelLookup
 from common.executor.propagator import Propagator
 from common.executor.step import StepState
 from common.graph.graph import Graph
+from common.ops.math_util import FpErrorsIgnored
 from common.ops.registry import DEAD, OpKernelContext
 
 DoneCallback = Callable[["OpError | None"], None]
@@ -150,7 +151,8 @@ class _ExecutorState:
     def process(self, ready: deque) -> None:
         """Run ready nodes until none is left on this thread."""
         try:
-            self._process(ready)
+            with FpErrorsIgnored():  # for every kernel run inline here (see math_util)
+                self._process(ready)
         except BaseException as e:  # noqa: BLE001  (an executor bug: fail, never hang)
             self._fail_hard(e)
 
@@ -260,7 +262,8 @@ class _ExecutorState:
         try:
             self._complete(tagged, outputs, error, ready)
             if ready:
-                self._process(ready)
+                with FpErrorsIgnored():
+                    self._process(ready)
         except BaseException as e:  # noqa: BLE001  (an executor bug: fail, never hang)
             self._fail_hard(e)
 

@@ -8,6 +8,8 @@ InvalidArgumentError with TensorFlow's wording; the executor attaches the node n
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextvars import ContextVar
+from typing import Any
 
 import ml_dtypes
 import numpy as np
@@ -17,6 +19,30 @@ from common.dtypes import DataType
 from common.errors import InvalidArgumentError
 
 _LOW_PRECISION = (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
+
+# Floating-point errors (overflow, divide by zero, invalid) are silent in every kernel, as
+# in TensorFlow. Entering np.errstate costs ~1 us, more than a scalar add, so the executor
+# enters it once per scheduling loop through `FpErrorsIgnored`, which also sets this flag;
+# cheap kernels test the flag (`fp_errors_ignored()`, ~20 ns) and enter np.errstate
+# themselves only when called some other way (tests, tools). Both numpy's errstate and the
+# flag are context variables: a new thread starts with neither.
+_FP_ERRORS_IGNORED: ContextVar[bool] = ContextVar("flowrt_fp_errors_ignored", default=False)
+fp_errors_ignored = _FP_ERRORS_IGNORED.get
+
+
+class FpErrorsIgnored:
+    """Context manager: np.errstate(all="ignore") plus the `fp_errors_ignored()` flag."""
+
+    __slots__ = ("_errstate", "_token")
+
+    def __enter__(self) -> None:
+        self._errstate = np.errstate(all="ignore")
+        self._errstate.__enter__()
+        self._token = _FP_ERRORS_IGNORED.set(True)
+
+    def __exit__(self, *exc: Any) -> None:
+        _FP_ERRORS_IGNORED.reset(self._token)
+        self._errstate.__exit__(*exc)
 
 
 def shape_str(shape: Sequence[int]) -> str:
