@@ -32,7 +32,7 @@ from common.executor.propagator import Propagator
 from common.executor.step import StepState
 from common.graph.graph import Graph
 from common.ops.math_util import FpErrorsIgnored
-from common.ops.registry import DEAD, OpKernelContext
+from common.ops.registry import DEAD, FieldwiseOpKernelContext, OpKernelContext
 
 DoneCallback = Callable[["OpError | None"], None]
 
@@ -62,6 +62,11 @@ def node_error(node_name: str, exc: BaseException) -> OpError:
         )
     cls = InvalidArgumentError if isinstance(exc, _BAD_INPUT_ERRORS) else InternalError
     return cls(f"{node_name}: {type(exc).__name__}: {exc}", node_name)
+
+
+def _bad_outputs(node_name: str, outputs: Any, expected: int) -> InternalError:
+    n = len(outputs)
+    return InternalError(f"{node_name}: kernel returned {n} outputs, expected {expected}")
 
 
 def _deref_value(value: Any) -> Any:
@@ -163,45 +168,72 @@ class _ExecutorState:
         input_start, num_inputs, num_outputs = view.input_start, view.num_inputs, view.num_outputs
         propagate, adjust = self.prop.propagate, self.prop.adjust
         fast, out_edges, ctrl_out = view.fast, view.out_edges, view.ctrl_out
+        plain, single_edge = view.plain, view.single_edge
         popleft, append = ready.popleft, ready.append
-        deref_value = _deref_value
+        deref_value, context, new_context = _deref_value, OpKernelContext, FieldwiseOpKernelContext
         while ready:
             if self.error is not None or step.abort_error is not None:
                 self._drop(ready)
                 return
             tagged = popleft()
             i, frame, it, is_dead = tagged
-            if expensive[i] and ready:
-                thread_pool().submit(self.process, deque((tagged,)))
-                continue
-            if is_dead and not run_dead[i]:
-                outputs = None
-            else:
+            if plain[i] and not is_dead:  # the common case, kept short
+                ctx = new_context()
+                ctx.step, ctx.frame_iter, ctx.node_name = step, it.frame_iter, names[i]
                 s = input_start[i]
-                inputs = it.inputs[s : s + num_inputs[i]]
-                if is_dead:
-                    inputs = [DEAD] * len(inputs)
-                elif deref[i]:
-                    for k in deref[i]:
-                        inputs[k] = deref_value(inputs[k])
-                ctx = OpKernelContext(step, (frame.frame_id, it.iter_num), names[i])
-                if is_async[i]:
-                    self._start_async(tagged, ctx, inputs, ready)
-                    continue
                 try:
-                    outputs = computes[i](ctx, inputs)
+                    outputs = computes[i](ctx, it.inputs[s : s + num_inputs[i]])
                     if len(outputs) != num_outputs[i]:
-                        raise InternalError(
-                            f"{names[i]}: kernel returned {len(outputs)} outputs, "
-                            f"expected {num_outputs[i]}"
-                        )
+                        raise _bad_outputs(names[i], outputs, num_outputs[i])
                 except BaseException as e:  # noqa: BLE001  (any kernel failure fails the node)
                     self._node_failed(i, e)
                     continue
-                if is_dead:
+            else:
+                if expensive[i] and ready:
+                    thread_pool().submit(self.process, deque((tagged,)))
+                    continue
+                if is_dead and not run_dead[i]:
                     outputs = None
+                else:
+                    s = input_start[i]
+                    inputs = it.inputs[s : s + num_inputs[i]]
+                    if is_dead:
+                        inputs = [DEAD] * len(inputs)
+                    elif deref[i]:
+                        for k in deref[i]:
+                            inputs[k] = deref_value(inputs[k])
+                    ctx = context(step, it.frame_iter, names[i])
+                    if is_async[i]:
+                        self._start_async(tagged, ctx, inputs, ready)
+                        continue
+                    try:
+                        outputs = computes[i](ctx, inputs)
+                        if len(outputs) != num_outputs[i]:
+                            raise _bad_outputs(names[i], outputs, num_outputs[i])
+                    except BaseException as e:  # noqa: BLE001  (any kernel failure fails the node)
+                        self._node_failed(i, e)
+                        continue
+                    if is_dead:
+                        outputs = None
             with lock:
-                if fast[i]:  # propagate() inlined for plain nodes with plain consumers
+                edge = single_edge[i]
+                if edge is not None:  # propagate() inlined: one plain consumer, one edge
+                    slot, dst, loc, pid = edge
+                    v = DEAD if outputs is None else outputs[slot]
+                    it.inputs[loc] = v
+                    deadc = it.dead
+                    if v is DEAD:
+                        deadc[pid] += 1
+                    pend = it.pending
+                    c = pend[pid] - 1
+                    pend[pid] = c
+                    if c == 0:
+                        append((dst, frame, it, deadc[pid] > 0))
+                        o = self.outstanding
+                    else:
+                        adjust(frame, it, -1, ready)
+                        self.outstanding = o = self.outstanding - 1
+                elif fast[i]:  # propagate() inlined for plain nodes with plain consumers
                     pend, deadc, slots = it.pending, it.dead, it.inputs
                     n = 0
                     for slot, dst, loc, pid in out_edges[i]:

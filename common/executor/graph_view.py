@@ -106,6 +106,12 @@ class GraphView:
         self._layout_frames()
         self._build_edge_tuples()
         self._create_kernels(device_name, device_type, kernel_lookup or default_kernel_lookup, flib)
+        # The executor's shortest path when live: a sync, cheap kernel, no input to
+        # dereference, only plain consumers (fast).
+        self.plain = [
+            self.fast[i] and not self.is_async[i] and not self.expensive[i] and not self.deref[i]
+            for i in range(n)
+        ]
 
     # -- structure -----------------------------------------------------------------------
     def _collect_edges(self, index: dict[int, int]) -> None:
@@ -222,6 +228,13 @@ class GraphView:
             for i in range(n)
         ]
         self.fast = [self.kinds[i] == NORMAL and not self.slow[i] for i in range(n)]
+        # The one out-edge of a fast node with one data consumer and no control consumers.
+        self.single_edge = [
+            self.out_edges[i][0]
+            if self.fast[i] and len(self.out_edges[i]) == 1 and not self.ctrl_out[i]
+            else None
+            for i in range(n)
+        ]
 
     # -- kernels -------------------------------------------------------------------------
     def _create_kernels(

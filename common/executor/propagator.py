@@ -34,10 +34,19 @@ Tagged = tuple  # (node index, FrameState, IterationState, is_dead)
 
 
 class IterationState:
-    __slots__ = ("dead", "inputs", "iter_num", "outstanding_frames", "outstanding_ops", "pending")
+    __slots__ = (
+        "dead",
+        "frame_iter",
+        "inputs",
+        "iter_num",
+        "outstanding_frames",
+        "outstanding_ops",
+        "pending",
+    )
 
-    def __init__(self, iter_num: int, info: FrameInfo) -> None:
+    def __init__(self, frame_id: int, iter_num: int, info: FrameInfo) -> None:
         self.iter_num = iter_num
+        self.frame_iter = (frame_id, iter_num)  # what kernels see as ctx.frame_iter
         self.pending = info.pending[:]
         self.dead = [0] * len(info.pending)
         self.inputs: list[Any] = [DEAD] * info.total_inputs
@@ -74,7 +83,7 @@ class FrameState:
         self.parent = parent
         self.parent_iter = parent_iter
         self.max_parallel = max(1, max_parallel)
-        self.iterations: dict[int, IterationState] = {0: IterationState(0, info)}
+        self.iterations: dict[int, IterationState] = {0: IterationState(frame_id, 0, info)}
         self.iteration_count = 0
         self.num_outstanding_iterations = 1
         self.num_pending_inputs = info.input_count
@@ -258,7 +267,7 @@ class Propagator:
 
     def _increment_iteration(self, frame: FrameState, ready: deque) -> IterationState:
         frame.iteration_count += 1
-        it = IterationState(frame.iteration_count, frame.info)
+        it = IterationState(frame.frame_id, frame.iteration_count, frame.info)
         frame.iterations[frame.iteration_count] = it
         frame.num_outstanding_iterations += 1
         frame.dead_exits.clear()
