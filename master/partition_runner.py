@@ -2,14 +2,15 @@
 
 `WorkerCalls` is the master's only path to workers: every call takes a deadline and every
 failure becomes the OpError with the worker's code, naming the task (worker.rpc_status).
-Calls are BLOCKING gRPC calls run on the shared cached pool (worker.call_pool), returned
-as futures: grpcio's own `.future()` starts a channel spin thread per idle channel, i.e.
-per step. `PartitionRunner.run_step` fans RunGraph out to every partition IN PARALLEL (the
-last one on the calling thread); the first failure sends CleanupGraph(step_id) to every
-task at once, which aborts the step's rendezvous there so the other partitions stop
+Calls are BLOCKING calls run on the shared cached pool (worker.call_pool), returned as
+futures (RunGraph to a worker on this host over its Unix socket, worker.local_rpc;
+everything else over gRPC): grpcio's own `.future()` starts a channel spin thread per idle
+channel, i.e. per step. `PartitionRunner.run_step` fans RunGraph out to every partition IN
+PARALLEL (the last one on the calling thread); the first failure sends CleanupGraph(step_id)
+to every task at once, which aborts the step's rendezvous there so the other partitions stop
 waiting; every RunGraph is then awaited within the step deadline (a blocking call cannot be
-cancelled: its own deadline ends it). After every step, success or failure, the tasks with
-a partition get CleanupGraph(step_id) WITHOUT the step waiting for it (as TensorFlow's
+cancelled: its own deadline ends it). After every step, success or failure, the tasks with a
+partition get CleanupGraph(step_id) WITHOUT the step waiting for it (as TensorFlow's
 master), batched per task by master.step_cleaner; `WorkerCalls.wait_for_cleanups()` sends
 the pending ones and waits for them.
 
@@ -37,7 +38,7 @@ from common.errors import (
 )
 from master.step_cleaner import StepCleaner
 from protos import graph_pb2, tensor_pb2, worker_pb2
-from worker import call_pool, rpc_status
+from worker import call_pool, local_rpc, rpc_status
 
 # A step without any deadline still needs one on its RPCs ("every wait has an exit").
 NO_DEADLINE_S = 7 * 24 * 3600.0
@@ -63,6 +64,7 @@ class WorkerCalls:
         self._pool = call_pool.shared()
         self._cleaner = StepCleaner(cache.channel, self.stub, rpc_timeout)
         self._stubs: dict[str, tuple[Any, Any]] = {}  # task -> (channel, stub)
+        self._local = local_rpc.LocalPeers(cache.channel)  # same-host workers: a socket
 
     def stub(self, task: str) -> Any:
         """The task's stub, reused while the cache keeps the same channel."""
@@ -78,13 +80,22 @@ class WorkerCalls:
         wait_for_ready: bool = False, inline: bool = False,
     ) -> concurrent.futures.Future:
         """The call as a future: a blocking call on a pooled thread (see the docstring),
-        or with `inline` on this thread (the future is done when this returns)."""
-        multicallable = getattr(self.stub(task), method)
+        or with `inline` on this thread (the future is done when this returns). RunGraph
+        to a worker on this host goes over its local socket (worker.local_rpc)."""
+        local = None
+        if method == "RunGraph" and not wait_for_ready:
+            local = self._local.start(task, local_rpc.RUN_GRAPH, request.SerializeToString(),
+                                      timeout or self.rpc_timeout)
+        if local is not None:
+            def call() -> Any:
+                return local_rpc.parse(worker_pb2.RunGraphResponse, local.finish())
+        else:
+            multicallable = getattr(self.stub(task), method)
 
-        def call() -> Any:
-            return multicallable(
-                request, timeout=timeout or self.rpc_timeout, wait_for_ready=wait_for_ready
-            )
+            def call() -> Any:
+                return multicallable(
+                    request, timeout=timeout or self.rpc_timeout, wait_for_ready=wait_for_ready
+                )
 
         if not inline:
             return self._pool.submit(call)
@@ -147,8 +158,10 @@ class WorkerCalls:
         return self._cleaner.flush(timeout)
 
     def close(self, timeout: float | None = 10.0) -> None:
-        """Send the pending cleanups and stop their thread (before the channels close)."""
+        """Send the pending cleanups and stop their thread, close the local connections
+        (before the channels close)."""
         self._cleaner.close(timeout)
+        self._local.close()
 
 
 @dataclasses.dataclass(frozen=True)

@@ -4,7 +4,9 @@
 Sends are always local (a _Send runs on this task's device, or RunGraph injects a value
 the master fed) and land in the step's LocalRendezvous, where local _Recvs and incoming
 RecvTensor calls pick them up. A recv
-whose key names a source device of ANOTHER task pulls the value from that task: over our
+whose key names a source device of ANOTHER task pulls the value from that task: from one
+of our workers on this host over its Unix socket (worker.local_rpc: the same request and
+answer as RecvTensorOne, raw bytes for a value up to 16 MB); otherwise over our
 `/dataflow.WorkerService/RecvTensorOne`, which answers in one unary message whatever the
 chunked RecvTensorStream (see tensor_stream) would send as one (inline values, shared
 memory), and an empty message for the rest, which then streams; or over the unary
@@ -34,7 +36,7 @@ from common.errors import AbortedError, OpError, as_op_error
 from common.rendezvous import LocalRendezvous, RecvCallback, parse_key
 from protos import worker_pb2
 from protos.service_paths import GRPC_OPTIONS
-from worker import call_pool, rpc_status, shm, tensor_stream
+from worker import call_pool, local_rpc, rpc_status, shm, tensor_stream
 from worker.worker_cache import WorkerCache, canonical_task
 
 STREAM_SERVICE = "dataflow.WorkerService"
@@ -67,6 +69,11 @@ class RecvTensorClient:
         self.timeout = timeout
         self._lock = threading.Lock()
         self._unary_tasks: set[str] = set()  # peers without RecvTensorStream (TensorFlow)
+        self.local = local_rpc.LocalPeers(cache.channel)  # same-host peers: a socket
+
+    def close(self) -> None:
+        """Close the local connections (before the cache closes its channels)."""
+        self.local.close()
 
     def fetch(self, task: str, step_id: int, key: str, register: RegisterCall) -> tuple[Any, bool]:
         """(value, is_dead) of `key` from `task`; OpError on failure."""
@@ -112,7 +119,14 @@ class RecvTensorClient:
             tensor_stream.shm_offer(request, lent)
         lent_name = lent[0] if lent else None
         try:
-            call = self._call(task, ONE_PATH, request, register)
+            local = self.local.start(
+                task, local_rpc.RECV_TENSOR, request.SerializeToString(), self.timeout)
+            if local is not None:
+                if not register(local):
+                    local.cancel()
+                call: Any = local
+            else:
+                call = self._call(task, ONE_PATH, request, register)
         except BaseException:
             if lent_name is not None:
                 shm.POOL.give_back(lent_name)
@@ -121,7 +135,10 @@ class RecvTensorClient:
         def finish() -> tuple[Any, bool]:
             what = f"RecvTensor from {task}"
             try:
-                messages = list(call)
+                if local is not None:
+                    messages: list[Any] = local_rpc.unpack_messages(call.finish())
+                else:
+                    messages = list(call)
                 if messages == [b""]:  # several messages: they stream (see RecvTensorOne)
                     stream = self._call(task, STREAM_PATH, request, register)
                     return tensor_stream.decode_chunks(stream, what, key, lent_name)

@@ -19,6 +19,7 @@ import grpc
 from common.cluster import ClusterSpec, split_address
 from common.errors import UnavailableError
 from protos.service_paths import GRPC_OPTIONS
+from worker import local_rpc
 from worker.graph_mgr import DEFAULT_STEP_TIMEOUT
 from worker.service import WorkerServicer, add_to_server
 from worker.worker import Worker
@@ -59,7 +60,9 @@ class WorkerServer:
             max_workers=MAX_RPC_THREADS, thread_name_prefix=f"flowrt-{job}{task}-rpc"
         )
         self._server = grpc.server(self._pool, options=GRPC_OPTIONS)
-        add_to_server(self._server, WorkerServicer(self.worker))
+        self._servicer = WorkerServicer(self.worker)
+        add_to_server(self._server, self._servicer)
+        self._local: local_rpc.LocalServer | None = None
         want = file_port if port is None else port
         target = (
             f"[{self.bind_host}]:{want}" if ":" in self.bind_host else f"{self.bind_host}:{want}"
@@ -81,6 +84,10 @@ class WorkerServer:
         return self.worker.task_name
 
     def start(self) -> WorkerServer:
+        if local_rpc.enabled():  # same-host peers: RunGraph / RecvTensor over a socket
+            self._local = local_rpc.LocalServer(
+                self._servicer.local_handlers(), f"{self.worker.job}{self.worker.task}")
+            self._servicer.local_endpoint = self._local.endpoint()
         self._server.start()
         self._started = True
         log.debug("worker %s listening on %s", self.task_name, self.address)
@@ -95,6 +102,8 @@ class WorkerServer:
             return
         self._stopped = True
         self.worker.shutdown()
+        if self._local is not None:
+            self._local.close()
         self._server.stop(grace).wait()
         self._pool.shutdown(wait=True)
         log.info("worker %s stopped", self.task_name)

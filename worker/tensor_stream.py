@@ -87,6 +87,16 @@ def encode_chunks(value: Any, is_dead: bool, chunk_bytes: int = CHUNK_BYTES) -> 
         yield bytes(content[start : start + chunk_bytes])
 
 
+def raw_messages(array: np.ndarray) -> list[Any]:
+    """A memcpy-able value as two messages, head and ALL its bytes as one chunk (a view of
+    the array, not a copy): what a same-host socket answer carries (worker.local_rpc)."""
+    head = worker_pb2.RecvTensorResponse(send_start_micros=_now_micros())
+    head.tensor.dtype = dtypes.as_proto_enum(tensor_util.infer_dtype(array))
+    for d in array.shape:
+        head.tensor.tensor_shape.dim.add(size=d)
+    return [head.SerializeToString(), tensor_util.tensor_content_view(array)]
+
+
 def shm_offer(request: worker_pb2.RecvTensorRequest, lent: tuple[str, int] | None = None) -> None:
     """Offer the same-host shared-memory path in a RecvTensorStream request, with the
     receiver's free pooled segment (name, size) to write into when there is one."""

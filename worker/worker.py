@@ -250,4 +250,5 @@ class Worker:
         with self._lock:
             self._shutdown = True
         self.rendezvous_mgr.abort_all(AbortedError(f"Worker {self.task_name} is shutting down"))
+        self.recv_client.close()
         self.worker_cache.close()

@@ -182,9 +182,10 @@ def test_missing_feed_is_invalid_argument(shared_cluster):
         x = tf1.placeholder(tf.float32, [2], name="x")
         with tf.device(W1):
             y = x + 1.0
-    with tf1.Session(shared_cluster.target, graph=g) as sess:
-        with pytest.raises(tf.errors.InvalidArgumentError):
-            sess.run(y)
+    with tf1.Session(shared_cluster.target, graph=g) as sess, pytest.raises(
+        tf.errors.InvalidArgumentError
+    ):
+        sess.run(y)
 
 
 def test_uninitialized_variable_is_failed_precondition(shared_cluster):
@@ -194,9 +195,10 @@ def test_uninitialized_variable_is_failed_precondition(shared_cluster):
             v = tf.Variable(np.ones(2, np.float32), name="never_initialized")
         with tf.device(W0):
             y = tf.identity(v) * 2.0
-    with tf1.Session(shared_cluster.target, graph=g) as sess:
-        with pytest.raises(tf.errors.FailedPreconditionError):
-            sess.run(y)
+    with tf1.Session(shared_cluster.target, graph=g) as sess, pytest.raises(
+        tf.errors.FailedPreconditionError
+    ):
+        sess.run(y)
 
 
 def _endless_loop():
@@ -250,9 +252,8 @@ def test_killed_worker_fails_step_with_unavailable(fresh_cluster):
 
     fresh_cluster.start_task("worker", 1, timeout=60)
     g2 = tf.Graph()
-    with g2.as_default():
-        with tf.device(W1):
-            y = tf.constant([1.0, 2.0]) * 4.0
+    with g2.as_default(), tf.device(W1):
+        y = tf.constant([1.0, 2.0]) * 4.0
     with tf1.Session(fresh_cluster.target, graph=g2) as sess2:
         np.testing.assert_array_equal(sess2.run(y), [4.0, 8.0])
 
@@ -308,6 +309,6 @@ def test_control_flow_across_workers(shared_cluster, v2):
             tf1.enable_control_flow_v2()
 
     for value in (1.0, 3.0):
-        remote, local = run_or_xfail(lambda: run_both(
-            shared_cluster, build, lambda t, v=value: (t[1], {t[0]: v})))
+        remote, local = run_or_xfail(lambda v=value: run_both(
+            shared_cluster, build, lambda t: (t[1], {t[0]: v})))
         assert_nested_close(remote, local)

@@ -1,7 +1,8 @@
-"""Worker-to-worker tensors: two in-process workers on port 0; the consumer pulls from the
-producer over RecvTensorStream (large float, string, dead values), falls back to the
-unary TF RecvTensor for a peer without the stream, and reports a dead peer as
-Unavailable naming its task."""
+"""Worker-to-worker tensors over gRPC: two in-process workers on port 0; the consumer pulls
+from the producer over RecvTensorStream (large float, string, dead values), falls back to
+the unary TF RecvTensor for a peer without the stream, and reports a dead peer as
+Unavailable naming its task. The same-host socket (worker.local_rpc) is off here, as
+between hosts; tests/worker/test_local_rpc.py covers it."""
 
 from __future__ import annotations
 
@@ -28,6 +29,11 @@ W0 = "/job:worker/replica:0/task:0/device:CPU:0"
 W1 = "/job:worker/replica:0/task:1/device:CPU:0"
 TIMEOUT = 30.0
 
+
+
+@pytest.fixture(autouse=True)
+def _grpc_only(monkeypatch):
+    monkeypatch.setenv("FLOWRT_LOCAL_RPC", "0")
 
 def _inc(server) -> int:
     return server.worker.devices[0].incarnation

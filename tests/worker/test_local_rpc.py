@@ -1,0 +1,277 @@
+"""Same-host fast path (worker.local_rpc): calls over a worker's Unix socket.
+
+First the transport alone (a LocalServer with test handlers: round trips, reused
+connections, concurrent and late answers, error codes, deadline, cancel, a server going
+away, large answers), then between two in-process workers on port 0: tensors of every
+path (inline, raw bytes, shared memory, streamed over gRPC when neither fits), discovery
+through LocalEndpoint and when it says no, and a stale socket being asked for again."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from common.dtypes import DataType
+from common.errors import (
+    AbortedError,
+    CancelledError,
+    DataLossError,
+    DeadlineExceededError,
+    InternalError,
+    InvalidArgumentError,
+    UnavailableError,
+    UnimplementedError,
+)
+from common.rendezvous import create_key
+from tests.worker.test_recv_tensor import W0, W1, _inc, _no_unary, _transfer
+from worker import local_rpc, shm, tensor_stream
+from worker.service import WorkerServicer
+
+ECHO, BLOCK, FAIL, CRASH = 1, 2, 3, 4
+PEER = "/job:test/replica:0/task:7"
+
+
+@pytest.fixture
+def server():
+    gate = threading.Event()
+    parked: list = []
+
+    def echo(payload, timeout, reply):
+        reply(0, bytes(payload), f"|{timeout}".encode())
+
+    def block(payload, timeout, reply):
+        parked.append(reply)  # answered later, from the test's thread
+        gate.set()
+
+    def fail(payload, timeout, reply):
+        raise InvalidArgumentError(f"bad input to node {bytes(payload).decode()}")
+
+    def crash(payload, timeout, reply):
+        raise ValueError("boom")
+
+    s = local_rpc.LocalServer({ECHO: echo, BLOCK: block, FAIL: fail, CRASH: crash}, "test")
+    s.gate, s.parked = gate, parked
+    yield s
+    s.close()
+
+
+def test_round_trips_reuse_one_connection(server):
+    client = local_rpc.LocalClient(server.path, PEER)
+    answers = [bytes(client.call(ECHO, f"m{i}".encode(), 2.5)) for i in range(20)]
+    assert answers == [f"m{i}|2.5".encode() for i in range(20)]
+    assert bytes(client.call(ECHO, b"x", None)) == b"x|None"
+    assert len(server._threads) == 1  # one connection served all 21 calls
+    client.close()
+
+
+def test_concurrent_calls_are_answered_out_of_order(server):
+    client = local_rpc.LocalClient(server.path, PEER)
+    slow = client.start(BLOCK, b"", 10.0)
+    assert server.gate.wait(10.0)
+    assert bytes(client.call(ECHO, b"fast", 10.0)) == b"fast|10.0"  # own connection
+    threading.Thread(target=server.parked[0], args=(0, b"late")).start()
+    assert bytes(slow.finish()) == b"late"
+    client.close()
+
+
+def test_errors_keep_their_code_and_message(server):
+    client = local_rpc.LocalClient(server.path, PEER)
+    with pytest.raises(InvalidArgumentError, match="bad input to node n1"):
+        client.call(FAIL, b"n1", 5.0)
+    with pytest.raises(InternalError, match="boom"):
+        client.call(CRASH, b"", 5.0)
+    with pytest.raises(UnimplementedError, match="method 99"):
+        client.call(99, b"", 5.0)
+    assert bytes(client.call(ECHO, b"ok", 5.0)) == b"ok|5.0"  # the connection survived
+    client.close()
+
+
+def test_deadline_names_the_peer(server):
+    client = local_rpc.LocalClient(server.path, PEER)
+    start = time.monotonic()
+    with pytest.raises(DeadlineExceededError, match=f"Call to {PEER} .* timed out"):
+        client.start(BLOCK, b"", 0.2).finish()
+    assert time.monotonic() - start < 5.0
+
+
+def test_cancel_ends_the_wait(server):
+    client = local_rpc.LocalClient(server.path, PEER)
+    call = client.start(BLOCK, b"", 30.0)
+    assert server.gate.wait(10.0)
+    threading.Timer(0.05, call.cancel).start()
+    with pytest.raises(CancelledError):
+        call.finish()
+    client.close()
+
+
+def test_closed_server_fails_calls_as_unavailable_naming_the_peer(server):
+    client = local_rpc.LocalClient(server.path, PEER)
+    call = client.start(BLOCK, b"", 30.0)
+    assert server.gate.wait(10.0)
+    server.close()
+    with pytest.raises(UnavailableError, match=f"^{PEER} is unavailable"):
+        call.finish()
+    assert not os.path.exists(server.path)
+    with pytest.raises(ConnectionError):
+        client.start(ECHO, b"", 1.0)
+    assert not any(t.name.startswith("flowrt-local-") for t in threading.enumerate())
+
+
+def test_large_answer_in_parts_arrives_exactly(server):
+    big = np.random.default_rng(1).standard_normal(4 << 20, dtype=np.float32)  # 16 MB
+
+    def answer(payload, timeout, reply):
+        reply(0, *local_rpc.pack_messages([b"head", memoryview(big).cast("B"), b""]))
+
+    server._handlers[ECHO] = answer
+    client = local_rpc.LocalClient(server.path, PEER)
+    head, body, empty = local_rpc.unpack_messages(client.call(ECHO, b"", 30.0))
+    assert bytes(head) == b"head" and bytes(empty) == b""
+    assert np.array_equal(np.frombuffer(body, np.float32), big)
+    client.close()
+
+
+def test_malformed_answer_is_data_loss():
+    packed = b"".join(bytes(p) for p in local_rpc.pack_messages([b"ab", b"c"]))
+    assert [bytes(m) for m in local_rpc.unpack_messages(packed)] == [b"ab", b"c"]
+    with pytest.raises(DataLossError, match="1 bytes after 2 messages"):
+        local_rpc.unpack_messages(packed + b"x")
+
+
+def test_directories_of_dead_processes_are_swept():
+    dead_pid = 2**22 + 12345  # above Linux's pid_max default range
+    stale = os.path.join(shm.SHM_DIR, f"flowrt-rpc-{dead_pid}-{'ab' * 8}")
+    os.mkdir(stale, 0o700)
+    s = local_rpc.LocalServer({}, "sweep")
+    try:
+        assert not os.path.exists(stale)
+        assert os.path.exists(s.path)
+    finally:
+        s.close()
+
+
+# -- between two workers --------------------------------------------------------------------
+def _count_grpc_recvs(monkeypatch) -> dict:
+    calls = {"RecvTensorOne": 0, "RecvTensorStream": 0, "local": 0}
+    for name in ("RecvTensorOne", "RecvTensorStream"):
+        original = getattr(WorkerServicer, name)
+
+        def counted(self, request, context, original=original, name=name):
+            calls[name] += 1
+            return original(self, request, context)
+
+        monkeypatch.setattr(WorkerServicer, name, counted)
+    original_local = WorkerServicer.local_recv_tensor
+
+    def counted_local(self, payload, timeout, reply):
+        calls["local"] += 1
+        return original_local(self, payload, timeout, reply)
+
+    monkeypatch.setattr(WorkerServicer, "local_recv_tensor", counted_local)
+    return calls
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        np.arange(12, dtype=np.float32).reshape(3, 4),  # inline in the head
+        np.arange(1 << 18, dtype=np.float32),  # 1 MB: raw bytes on the socket
+        np.arange(5 << 20, dtype=np.float32),  # 20 MB: shared memory
+    ],
+    ids=["inline", "raw-1MB", "shm-20MB"],
+)
+def test_tensors_cross_the_local_socket(local_cluster, monkeypatch, value):
+    _no_unary(monkeypatch)
+    calls = _count_grpc_recvs(monkeypatch)
+    out, _ = _transfer(local_cluster, value, DataType.DT_FLOAT)
+    assert out.dtype == value.dtype and out.shape == value.shape
+    assert out.tobytes() == value.tobytes()
+    assert calls == {"RecvTensorOne": 0, "RecvTensorStream": 0, "local": 1}
+
+
+def test_strings_cross_the_local_socket(local_cluster, monkeypatch):
+    calls = _count_grpc_recvs(monkeypatch)
+    value = np.array([[b"ab", b""], [b"\x00xyz", b"q" * 100_000]], dtype=object)
+    out, _ = _transfer(local_cluster, value, DataType.DT_STRING)
+    assert out.tolist() == value.tolist()
+    assert calls["local"] == 1 and calls["RecvTensorOne"] == 0
+
+
+def test_value_fitting_no_single_answer_streams_over_grpc(local_cluster, monkeypatch):
+    monkeypatch.setenv("FLOWRT_SHM", "0")
+    monkeypatch.setattr("worker.service.LOCAL_RAW_BYTES", 1 << 20)
+    calls = _count_grpc_recvs(monkeypatch)
+    value = np.arange(600_000, dtype=np.float32)  # 2.4 MB: above both, chunked
+    assert value.nbytes > tensor_stream.INLINE_BYTES
+    out, _ = _transfer(local_cluster, value, DataType.DT_FLOAT)
+    assert out.tobytes() == value.tobytes()
+    assert calls == {"RecvTensorOne": 0, "RecvTensorStream": 1, "local": 1}
+
+
+def test_discovery_finds_our_worker_on_this_host(local_cluster):
+    _, (w0, w1) = local_cluster({"worker": 2})
+    peers = w0.worker.recv_client.local
+    task = "/job:worker/replica:0/task:1"
+    client = peers.client(task)
+    assert client is not None and client.path == w1._local.path
+    assert peers.client(task) is client  # asked once
+
+
+def test_discovery_says_grpc_when_disabled_or_another_host(local_cluster, monkeypatch):
+    _, (w0, _) = local_cluster({"worker": 2})
+    task = "/job:worker/replica:0/task:1"
+    monkeypatch.setenv("FLOWRT_LOCAL_RPC", "0")
+    assert local_rpc.LocalPeers(w0.worker.worker_cache.channel).client(task) is None
+    monkeypatch.setenv("FLOWRT_LOCAL_RPC", "1")
+    monkeypatch.setattr(shm, "host_id", lambda: b"some-other-host|boot|1|2")
+    assert local_rpc.LocalPeers(w0.worker.worker_cache.channel).client(task) is None
+
+
+def test_worker_without_local_server_is_reached_over_grpc(local_cluster, monkeypatch):
+    monkeypatch.setenv("FLOWRT_LOCAL_RPC", "0")
+    _, (w0, w1) = local_cluster({"worker": 2})  # started without sockets
+    monkeypatch.setenv("FLOWRT_LOCAL_RPC", "1")
+    assert w1._local is None
+    peers = local_rpc.LocalPeers(w0.worker.worker_cache.channel)
+    assert peers.client("/job:worker/replica:0/task:1") is None  # LocalEndpoint: UNIMPLEMENTED
+
+
+def test_stale_socket_is_asked_for_again(local_cluster):
+    _, (w0, w1) = local_cluster({"worker": 2})
+    task = "/job:worker/replica:0/task:1"
+    peers = w0.worker.recv_client.local
+    channel = w0.worker.worker_cache.channel(task)
+    stale = local_rpc.LocalClient(os.path.join(shm.SHM_DIR, "flowrt-rpc-gone", "sock"), task)
+    peers._clients[task] = (channel, stale)  # as after the worker restarted elsewhere
+    assert peers.start(task, local_rpc.RECV_TENSOR, b"", 1.0) is None  # caller uses gRPC
+    fresh = peers.client(task)
+    assert fresh is not None and fresh.path == w1._local.path
+
+
+def test_peer_stopping_mid_recv_is_unavailable_naming_the_task(local_cluster):
+    _, (w0, w1) = local_cluster({"worker": 2})
+    task = "/job:worker/replica:0/task:1"
+    key = create_key(W1, _inc(w1), W0, "never_sent")
+    errors: list = []
+
+    def fetch():
+        try:
+            w0.worker.recv_client.fetch(task, 5, key, lambda call: True)
+        except Exception as exc:  # noqa: BLE001
+            errors.append(exc)
+
+    t = threading.Thread(target=fetch)
+    t.start()
+    deadline = time.monotonic() + 10.0
+    while not w1.worker.rendezvous_mgr.step_ids() and time.monotonic() < deadline:
+        time.sleep(0.01)  # the request is parked on task 1
+    w1.stop(grace=0)
+    t.join(10.0)
+    assert not t.is_alive()
+    assert len(errors) == 1
+    assert isinstance(errors[0], (UnavailableError, AbortedError)), errors[0]
+    assert task in errors[0].message
