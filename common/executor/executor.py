@@ -10,6 +10,8 @@ bookkeeping; kernels always run outside it. The first error fails the step: it i
 attributed to its node, the step (and so its rendezvous) is aborted, nothing new is
 scheduled, and `done(error)` is called once the nodes already running have finished.
 `Executor` is immutable after construction and may run many steps concurrently.
+Floating-point errors are silent in every kernel: each scheduling loop (on whatever
+thread) runs under one np.errstate(all="ignore") (math_util.FpErrorsIgnored).
 """
 
 from __future__ import annotations
