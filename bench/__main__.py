@@ -22,6 +22,7 @@ from typing import Any
 from bench import suite
 from bench.cluster import LocalCluster, MasterClient
 from bench.workloads import config_proto
+from common import blas_env
 
 PLAN_SIZES = (1000, 10000, 100000)
 
@@ -128,6 +129,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             tf = tf_runtime.run(num_workers, args.only, args.quick, args.repeat, sizes_mb)
             result.update(add_ratios(result, tf))
     result["load_average_1m"] = round(os.getloadavg()[0], 2)
+    # The OpenBLAS kernels our workers run MatMul with (common.blas_env; an environment
+    # that pins OPENBLAS_CORETYPE wins).
+    result["worker_openblas_coretype"] = os.environ.get("OPENBLAS_CORETYPE") or (
+        blas_env.coretype_for(blas_env.cpu_flags()) or "auto")
     print(json.dumps(result, sort_keys=True))
     return 0
 

@@ -9,12 +9,16 @@ stderr and exits non-zero; no traceback.
 
 from __future__ import annotations
 
-import argparse
-import os
-import sys
-import zipfile
+from common import blas_env
 
-import numpy as np
+blas_env.configure()  # before numpy loads OpenBLAS
+
+import argparse  # noqa: E402
+import os  # noqa: E402
+import sys  # noqa: E402
+import zipfile  # noqa: E402
+
+import numpy as np  # noqa: E402
 
 
 def _load_feeds(path: str | None) -> dict[str, np.ndarray]:

@@ -7,16 +7,20 @@ gracefully (stops accepting RPCs, closes sessions and their worker sessions) and
 
 from __future__ import annotations
 
-import argparse
-import logging
-import sys
-from collections.abc import Sequence
+from common import blas_env
 
-from common import cli
-from common.cluster import ClusterSpec
-from common.errors import OpError
-from master.master import DEFAULT_DEVICE, DEFAULT_RPC_TIMEOUT
-from master.server import DEFAULT_GRACE_SECONDS, MasterServer
+blas_env.configure()  # before anything imports numpy (constant folding runs kernels)
+
+import argparse  # noqa: E402
+import logging  # noqa: E402
+import sys  # noqa: E402
+from collections.abc import Sequence  # noqa: E402
+
+from common import cli  # noqa: E402
+from common.cluster import ClusterSpec  # noqa: E402
+from common.errors import OpError  # noqa: E402
+from master.master import DEFAULT_DEVICE, DEFAULT_RPC_TIMEOUT  # noqa: E402
+from master.server import DEFAULT_GRACE_SECONDS, MasterServer  # noqa: E402
 
 log = logging.getLogger("master")
 

@@ -4,19 +4,15 @@ Starts one worker task of the cluster file, logs "worker <task> listening on HOS
 serves until SIGTERM or SIGINT, then shuts down gracefully (aborts the steps in flight,
 stops the server with a grace period, closes channels to peers) and exits 0.
 
-BLAS runs single-threaded in a worker unless OPENBLAS_NUM_THREADS / OMP_NUM_THREADS /
-MKL_NUM_THREADS say otherwise: the executor already runs expensive kernels in parallel,
-and OpenBLAS's spinning threads on top of that made a loaded 2-core machine's MLP step
-5x slower (bench mlp_step_ms: ~160-215 ms with 2 BLAS threads, ~32-38 ms with 1).
+BLAS runs single-threaded in a worker, with the CPU's best OpenBLAS kernels, unless the
+environment says otherwise (common.blas_env).
 """
 
 from __future__ import annotations
 
-import os
+from common import blas_env
 
-# Before anything imports numpy (OpenBLAS reads these once, when it loads).
-for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
+blas_env.configure(single_thread=True)  # before anything imports numpy
 
 import argparse  # noqa: E402
 import logging  # noqa: E402

@@ -28,10 +28,11 @@ def test_bench_prints_one_json_object_with_the_keys():
     result = json.loads(lines[0])
     expected = {"trivial_step_ms", "transfer_GBps_1MB", "worker_peak_rss_mb_1MB",
                 "chain1000_step_ms", "chain1000_executor_step_ms", "fanout_step_ms_1_workers",
-                "plan_ms_1k_nodes", "load_average_1m"}
+                "plan_ms_1k_nodes", "load_average_1m", "worker_openblas_coretype"}
     assert set(result) == expected
-    for key in expected - {"load_average_1m"}:
+    for key in expected - {"load_average_1m", "worker_openblas_coretype"}:
         assert isinstance(result[key], float) and result[key] > 0, key
+    assert isinstance(result["worker_openblas_coretype"], str)
 
 
 def test_ratios_are_ours_over_tensorflow():
