@@ -420,10 +420,26 @@ def parse(cls: type[M], data: Any) -> M:
     return cls.FromString(cast(bytes, data))
 
 
+_ALIGN = 16  # every message starts at a multiple of this in the answer (numpy views)
+
+
+def _padding(offset: int) -> int:
+    return -offset % _ALIGN
+
+
 def pack_messages(messages: list[Any]) -> list[Any]:
-    """Several messages as reply parts: <I count>, count x <Q length>, the messages."""
+    """Several messages as reply parts: <I count>, count x <Q length>, then each message
+    at the next multiple of 16 bytes (so a tensor's bytes can be viewed in place)."""
     lengths = [memoryview(m).nbytes for m in messages]
-    return [_COUNT.pack(len(messages)) + struct.pack(f"<{len(lengths)}Q", *lengths), *messages]
+    parts: list[Any] = [_COUNT.pack(len(messages)) + struct.pack(f"<{len(lengths)}Q", *lengths)]
+    offset = len(parts[0])
+    for m, n in zip(messages, lengths):
+        pad = _padding(offset)
+        if pad:
+            parts.append(bytes(pad))
+        parts.append(m)
+        offset += pad + n
+    return parts
 
 
 def unpack_messages(body: Any) -> list[memoryview]:
@@ -434,6 +450,7 @@ def unpack_messages(body: Any) -> list[memoryview]:
     offset = _COUNT.size + 8 * count
     out = []
     for n in lengths:
+        offset += _padding(offset)
         out.append(view[offset : offset + n])
         offset += n
     if offset != len(view):

@@ -275,3 +275,14 @@ def test_peer_stopping_mid_recv_is_unavailable_naming_the_task(local_cluster):
     assert len(errors) == 1
     assert isinstance(errors[0], (UnavailableError, AbortedError)), errors[0]
     assert task in errors[0].message
+
+
+def test_raw_answer_is_viewed_in_place_not_copied():
+    value = np.arange(1 << 18, dtype=np.float32).reshape(512, 512)
+    parts = local_rpc.pack_messages(tensor_stream.raw_messages(value))
+    body = bytearray(b"".join(bytes(p) for p in parts))  # what a LocalCall receives
+    messages = local_rpc.unpack_messages(body)
+    out, is_dead = tensor_stream.decode_chunks(messages, "test")
+    assert not is_dead and out.shape == (512, 512) and out.dtype == np.float32
+    np.testing.assert_array_equal(out, value)
+    assert np.shares_memory(out, np.frombuffer(body, np.uint8))
