@@ -62,9 +62,9 @@ class WorkerCalls:
         self.cache = cache
         self.rpc_timeout = rpc_timeout
         self._pool = call_pool.shared()
-        self._cleaner = StepCleaner(cache.channel, self.stub, rpc_timeout)
         self._stubs: dict[str, tuple[Any, Any]] = {}  # task -> (channel, stub)
         self._local = local_rpc.LocalPeers(cache.channel)  # same-host workers: a socket
+        self._cleaner = StepCleaner(cache.channel, self.stub, rpc_timeout, self._local)
 
     def stub(self, task: str) -> Any:
         """The task's stub, reused while the cache keeps the same channel."""

@@ -4,8 +4,9 @@ After every step the master frees the step's state on its tasks (the rendezvous 
 entry). TensorFlow's master sends one CleanupGraph per task per step without waiting; here
 each of those costs a gRPC call in Python on both ends (about a quarter of a trivial
 step's CPU), so finished steps are collected and sent as ONE CleanupGraphBatch per task
-(worker.service: the step ids as little-endian int64s) when MAX_BATCH steps are pending or
-the oldest has waited MAX_DELAY_S. A task answering UNIMPLEMENTED (a TensorFlow worker)
+(worker.service: the step ids as little-endian int64s; over the worker's Unix socket when
+it is on this host, worker.local_rpc) when MAX_BATCH steps are pending or the oldest has
+waited MAX_DELAY_S. A task answering UNIMPLEMENTED (a TensorFlow worker)
 gets one CleanupGraph per step instead, from then on. Errors are ignored: a dead task has
 no step state left to free. Aborting a failed step does not come here (it must be
 immediate: PartitionRunner sends CleanupGraph at once).
@@ -27,6 +28,7 @@ from typing import Any
 import grpc
 
 from protos import worker_pb2
+from worker.local_rpc import CLEANUP_BATCH, LocalPeers
 from worker.remote_rendezvous import CLEANUP_BATCH_PATH
 
 MAX_BATCH = 32
@@ -43,8 +45,10 @@ class StepCleaner:
         channel_of: Callable[[str], grpc.Channel],
         stub_of: Callable[[str], Any],
         rpc_timeout: float,
+        local: LocalPeers | None = None,
     ) -> None:
         self._channel_of = channel_of
+        self._local = local
         self._stub_of = stub_of
         self._rpc_timeout = rpc_timeout
         self._cv = threading.Condition()
@@ -135,11 +139,14 @@ class StepCleaner:
         for task, step_ids in batch.items():
             try:
                 if task not in self._unbatched:
+                    payload = struct.pack(f"<{len(step_ids)}q", *step_ids)
+                    local = self._local and self._local.start(
+                        task, CLEANUP_BATCH, payload, self._rpc_timeout)
+                    if local:
+                        local.finish()
+                        continue
                     try:
-                        self._batch_call(task)(
-                            struct.pack(f"<{len(step_ids)}q", *step_ids),
-                            timeout=self._rpc_timeout,
-                        )
+                        self._batch_call(task)(payload, timeout=self._rpc_timeout)
                         continue
                     except grpc.RpcError as err:
                         if err.code() != grpc.StatusCode.UNIMPLEMENTED:

@@ -65,7 +65,12 @@ log = logging.getLogger(__name__)
 # Methods (the byte after the length).
 RUN_GRAPH = 1
 RECV_TENSOR = 2
-METHOD_NAMES = {RUN_GRAPH: "RunGraph", RECV_TENSOR: "RecvTensor"}
+CLEANUP_BATCH = 3  # our CleanupGraphBatch: little-endian int64 step ids, empty answer
+METHOD_NAMES = {RUN_GRAPH: "RunGraph", RECV_TENSOR: "RecvTensor",
+                CLEANUP_BATCH: "CleanupGraphBatch"}
+# Socket send buffer: a MB-sized answer leaves in one write instead of waiting for the
+# reader to drain the default ~200 KB several times (the kernel caps it at wmem_max).
+SEND_BUFFER_BYTES = 4 << 20
 
 ENDPOINT_SERVICE = "dataflow.WorkerService"
 ENDPOINT_METHOD = "LocalEndpoint"
@@ -157,6 +162,7 @@ class LocalServer:
                 conn, _ = self._listener.accept()
             except OSError:
                 return  # closed
+            _set_send_buffer(conn)
             thread = threading.Thread(
                 target=self._serve, args=(conn,), name=f"flowrt-local-conn-{self._name}",
                 daemon=True,
@@ -217,6 +223,13 @@ class LocalServer:
             if not isinstance(exc, OpError):
                 log.exception("internal error in a local RPC")
             reply(int(error.code), truncate(error.message).encode())
+
+
+def _set_send_buffer(sock: socket.socket) -> None:
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER_BYTES)
+    except OSError:
+        pass
 
 
 def _shutdown(sock: socket.socket) -> None:
@@ -334,6 +347,7 @@ class LocalClient:
 
     def _connect(self) -> socket.socket:
         conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        _set_send_buffer(conn)
         try:
             conn.connect(self.path)
         except OSError as exc:

@@ -12,7 +12,6 @@ from the Worker; safe from any thread.
 
 from __future__ import annotations
 
-import functools
 import logging
 import struct
 from collections.abc import Callable, Iterator
@@ -152,12 +151,15 @@ class WorkerServicer:
 
     def CleanupGraphBatch(self, request: bytes, context: grpc.ServicerContext) -> bytes:
         """Our batched CleanupGraph: `request` holds little-endian int64 step ids."""
-        if len(request) % 8:
-            rpc_status.abort(context, InvalidArgumentError(
-                f"CleanupGraphBatch: {len(request)} bytes is not a list of int64 step ids"))
-        for (step_id,) in struct.iter_unpack("<q", request):
-            self._call(context, functools.partial(self.worker.cleanup_graph, step_id))
+        self._call(context, lambda: self._cleanup_batch(request))
         return b""
+
+    def _cleanup_batch(self, request: Any) -> None:
+        if len(request) % 8:
+            raise InvalidArgumentError(
+                f"CleanupGraphBatch: {len(request)} bytes is not a list of int64 step ids")
+        for (step_id,) in struct.iter_unpack("<q", request):
+            self.worker.cleanup_graph(step_id)
 
     def CleanupAll(self, request: Any, context: grpc.ServicerContext) -> Any:
         self._call(context, lambda: self.worker.cleanup_all(list(request.container)))
@@ -242,9 +244,16 @@ class WorkerServicer:
                 return tensor_stream.raw_messages(array)
         return [self._one_message(request, value, is_dead)]
 
+    def local_cleanup_batch(
+        self, payload: memoryview, timeout: float | None, reply: local_rpc.Reply
+    ) -> None:
+        self._cleanup_batch(payload)
+        reply(0, b"")
+
     def local_handlers(self) -> dict[int, local_rpc.Handler]:
         return {local_rpc.RUN_GRAPH: self.local_run_graph,
-                local_rpc.RECV_TENSOR: self.local_recv_tensor}
+                local_rpc.RECV_TENSOR: self.local_recv_tensor,
+                local_rpc.CLEANUP_BATCH: self.local_cleanup_batch}
 
     # -- no-ops ----------------------------------------------------------------------------
     def Logging(self, request: Any, context: grpc.ServicerContext) -> Any:

@@ -28,10 +28,24 @@ def _count(monkeypatch) -> dict[str, int]:
     return calls
 
 
+def _count_cleanups(monkeypatch) -> dict[str, int]:
+    calls = {"grpc": 0, "local": 0}
+    original = Worker.cleanup_graph
+
+    def counted(self, step_id):
+        local = threading.current_thread().name.startswith("flowrt-local-conn-")
+        calls["local" if local else "grpc"] += 1
+        return original(self, step_id)
+
+    monkeypatch.setattr(Worker, "cleanup_graph", counted)
+    return calls
+
+
 @pytest.mark.parametrize("local", ["1", "0"])
 def test_run_graph_path_follows_the_switch(cluster, monkeypatch, local):
     monkeypatch.setenv("FLOWRT_LOCAL_RPC", local)
     calls = _count(monkeypatch)
+    cleanups = _count_cleanups(monkeypatch)
     handle = create(cluster, add_graph())
     for _ in range(3):
         got = values(run(cluster, handle, ["d:0"], x2()))
@@ -41,6 +55,8 @@ def test_run_graph_path_follows_the_switch(cluster, monkeypatch, local):
     else:
         assert calls == {"grpc": 6, "local": 0}
     assert cluster.live_steps() == {w.task_name: [] for w in cluster.workers}
+    assert cleanups["local" if local == "1" else "grpc"] == 6
+    assert cleanups["grpc" if local == "1" else "local"] == 0
 
 
 def test_kernel_error_over_the_socket_names_the_node(cluster, monkeypatch):

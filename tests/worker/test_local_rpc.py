@@ -9,6 +9,7 @@ through LocalEndpoint and when it says no, and a stale socket being asked for ag
 from __future__ import annotations
 
 import os
+import struct
 import threading
 import time
 
@@ -286,3 +287,17 @@ def test_raw_answer_is_viewed_in_place_not_copied():
     assert not is_dead and out.shape == (512, 512) and out.dtype == np.float32
     np.testing.assert_array_equal(out, value)
     assert np.shares_memory(out, np.frombuffer(body, np.uint8))
+
+
+def test_cleanup_batch_over_the_socket(local_cluster):
+    _, (w0, _) = local_cluster({"worker": 2})
+    for step in (41, 42, 43):
+        w0.worker.rendezvous_mgr.find_or_create(step)
+    client = local_rpc.LocalClient(w0._local.path, "/job:worker/replica:0/task:0")
+    assert bytes(client.call(local_rpc.CLEANUP_BATCH, struct.pack("<2q", 41, 43), 5.0)) == b""
+    assert w0.worker.rendezvous_mgr.step_ids() == [42]
+    with pytest.raises(InvalidArgumentError, match="5 bytes is not a list of int64 step ids"):
+        client.call(local_rpc.CLEANUP_BATCH, b"12345", 5.0)
+    client.call(local_rpc.CLEANUP_BATCH, struct.pack("<q", 42), 5.0)
+    assert w0.worker.rendezvous_mgr.step_ids() == []
+    client.close()
