@@ -33,6 +33,7 @@ peer), on `cancel()` (the connection is shut down), or when the peer goes away
 from __future__ import annotations
 
 import errno
+import functools
 import logging
 import os
 import re
@@ -94,7 +95,12 @@ Handler = Callable[[memoryview, "float | None", Reply], None]
 
 
 def enabled() -> bool:
-    return os.environ.get("FLOWRT_LOCAL_RPC", "1") != "0" and os.path.isdir(shm.SHM_DIR)
+    return os.environ.get("FLOWRT_LOCAL_RPC", "1") != "0" and _have_shm_dir()
+
+
+@functools.cache
+def _have_shm_dir() -> bool:
+    return os.path.isdir(shm.SHM_DIR)
 
 
 def _recv_exactly(sock: socket.socket, n: int) -> bytearray:
