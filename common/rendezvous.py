@@ -11,6 +11,7 @@ callback runs outside it.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -77,8 +78,10 @@ def _is_full_device_name(name: str) -> bool:
         return False
 
 
+@functools.lru_cache(maxsize=1 << 14)
 def parse_key(key: str) -> RendezvousKey:
-    """Parse a key made by `create_key`; InvalidArgument if it is not one."""
+    """Parse a key made by `create_key`; InvalidArgument if it is not one. Cached: a
+    step's keys repeat every step, and the result is an immutable tuple."""
     parts = key.split(";")
     if len(parts) == 5:
         src, inc, dst, name, frame_iter = parts

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import atexit
 import collections
+import functools
 import mmap
 import os
 import re
@@ -59,7 +60,12 @@ _HINTS = 4096
 
 
 def enabled() -> bool:
-    return os.environ.get("FLOWRT_SHM", "1") != "0" and os.path.isdir(SHM_DIR)
+    return os.environ.get("FLOWRT_SHM", "1") != "0" and _have_shm_dir()
+
+
+@functools.cache
+def _have_shm_dir() -> bool:
+    return os.path.isdir(SHM_DIR)
 
 
 def host_id() -> bytes:

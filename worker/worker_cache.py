@@ -10,6 +10,7 @@ channel. Thread-safe: one lock guards the table.
 
 from __future__ import annotations
 
+import functools
 import threading
 from typing import Any
 
@@ -29,8 +30,10 @@ def parse_task(name: str) -> tuple[str, int]:
     return parsed.job, parsed.task
 
 
+@functools.lru_cache(maxsize=1 << 12)
 def canonical_task(name: str) -> str:
-    """ "/job:J/replica:R/task:T" for a task or device name."""
+    """ "/job:J/replica:R/task:T" for a task or device name (cached: a pure function of a
+    name that repeats every step)."""
     job, task = parse_task(name)
     replica = device_name.parse(name).replica or 0
     return task_name(job, task, replica)
