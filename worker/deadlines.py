@@ -31,12 +31,23 @@ class DeadlineWatcher:
         token = next(self._ids)
         with self._cond:
             self._callbacks[token] = on_deadline
+            earliest = self._heap[0][0] if self._heap else None
             heapq.heappush(self._heap, (deadline, token))
+            if len(self._heap) > 2 * len(self._callbacks) + 64:
+                # Cancelled entries leave the heap when they reach its top; with long
+                # deadlines that is late, so drop them all now and then (amortized O(1)).
+                self._heap = [e for e in self._heap if e[1] in self._callbacks]
+                heapq.heapify(self._heap)
             if self._thread is None:
                 self._thread = threading.Thread(target=self._loop, name=THREAD_NAME, daemon=True)
                 self._thread.start()
-            self._cond.notify()
+            elif earliest is None or deadline < earliest:
+                self._cond.notify()  # else the watcher wakes at `earliest` anyway
         return token
+
+    def heap_size(self) -> int:
+        with self._cond:
+            return len(self._heap)
 
     def cancel(self, token: int) -> None:
         with self._cond:

@@ -28,3 +28,18 @@ def test_a_deadline_already_past_fires_at_once():
     fired = threading.Event()
     watcher.watch(time.monotonic() - 1.0, fired.set)
     assert fired.wait(5.0)
+
+
+def test_an_earlier_deadline_wakes_the_watcher_and_cancelled_entries_do_not_pile_up():
+    watcher = DeadlineWatcher()
+    fired = threading.Event()
+    far = time.monotonic() + 3600.0
+    watcher.watch(far, lambda: None)  # the watcher now sleeps for an hour
+    for k in range(1000):  # steps that ended before their (later) deadlines
+        watcher.cancel(watcher.watch(far + k, lambda: None))
+    assert watcher.pending() == 1
+    assert watcher.heap_size() <= 2 * 1 + 64 + 1
+    start = time.monotonic()
+    watcher.watch(time.monotonic() + 0.05, fired.set)  # earlier than what it waits for
+    assert fired.wait(5.0)
+    assert time.monotonic() - start < 3.0
