@@ -377,6 +377,7 @@ class LocalPeers:
         self._channel_of = channel_of
         self._lock = threading.Lock()
         self._clients: dict[str, tuple[grpc.Channel, LocalClient | None]] = {}
+        self._refused: dict[str, str] = {}  # task -> a socket path that did not connect
 
     def client(self, task: str) -> LocalClient | None:
         """The task's LocalClient, or None: use gRPC."""
@@ -393,11 +394,13 @@ class LocalPeers:
         return client
 
     def forget(self, task: str, client: LocalClient) -> None:
-        """The socket did not connect: ask the task again next time."""
+        """The socket did not connect: ask the task again next time (a restarted worker
+        has a new one); if it names the same socket again (say, another user's), gRPC."""
         with self._lock:
             entry = self._clients.get(task)
             if entry is not None and entry[1] is client:
                 del self._clients[task]
+            self._refused[task] = client.path
         client.close()
 
     def close(self) -> None:
@@ -426,10 +429,13 @@ class LocalPeers:
             answer = method(b"", timeout=10.0)
         except grpc.RpcError:
             return None  # TensorFlow worker, or not reachable now: gRPC says why
-        host, _, path = bytes(answer).partition(b"\0")
-        if not path or host != shm.host_id():
+        host, _, raw_path = bytes(answer).partition(b"\0")
+        path = raw_path.decode(errors="replace")
+        with self._lock:
+            refused = self._refused.get(task) == path
+        if not path or host != shm.host_id() or refused:
             return None
-        return LocalClient(path.decode(errors="replace"), task)
+        return LocalClient(path, task)
 
 
 M = TypeVar("M", bound=Message)

@@ -253,6 +253,18 @@ def test_stale_socket_is_asked_for_again(local_cluster):
     assert fresh is not None and fresh.path == w1._local.path
 
 
+def test_socket_refusing_twice_means_grpc(local_cluster):
+    """A socket the task keeps naming but that does not connect (another user's, say)."""
+    _, (w0, w1) = local_cluster({"worker": 2})
+    task = "/job:worker/replica:0/task:1"
+    peers = local_rpc.LocalPeers(w0.worker.worker_cache.channel)
+    client = peers.client(task)
+    assert client is not None
+    peers.forget(task, client)  # what a refused connect does (see LocalPeers.start)
+    assert peers.client(task) is None  # the task names the same socket: gRPC from now on
+    assert peers.start(task, local_rpc.RECV_TENSOR, b"", 1.0) is None
+
+
 def test_peer_stopping_mid_recv_is_unavailable_naming_the_task(local_cluster):
     _, (w0, w1) = local_cluster({"worker": 2})
     task = "/job:worker/replica:0/task:1"
