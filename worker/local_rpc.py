@@ -253,19 +253,9 @@ def _sweep_dead_dirs() -> None:
         return
     for name in names:
         m = _DIR.fullmatch(name)
-        if m is None or _alive(int(m.group(1))):
+        if m is None or shm.pid_alive(int(m.group(1))):
             continue
         shutil.rmtree(os.path.join(shm.SHM_DIR, name), ignore_errors=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 # -- client -------------------------------------------------------------------------------

@@ -177,11 +177,12 @@ def _sweep_dead_producers() -> None:
         return
     for entry in entries:
         m = _NAME.fullmatch(entry)
-        if m and not _pid_alive(int(m.group(1))):
+        if m and not pid_alive(int(m.group(1))):
             _unlink(os.path.join(SHM_DIR, entry))
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether process `pid` runs (owners of leftover files in /dev/shm)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

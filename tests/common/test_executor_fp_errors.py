@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 import common.ops  # noqa: F401  (registers every op and kernel)
-from common import attr_value, dtypes
+from bench import bench_executor
+from common import dtypes
 from common.dtypes import DataType
 from common.executor import CallFrame, Executor, StepState
 from common.graph.graph import Graph, Node
@@ -148,12 +149,7 @@ def _register_test_ops() -> None:
 
 
 def _add(g: Graph, name: str, op: str, inputs: list[Node], **attrs) -> Node:
-    op_def = registry.lookup_op(op)
-    protos = {k: attr_value.to_proto(v, op_def.attr(k).type) for k, v in attrs.items()}
-    node = g.add_node(name, op, protos, DEVICE)
-    for slot, src in enumerate(inputs):
-        g.add_edge(src, 0, node, slot)
-    return node
+    return bench_executor._add(g, name, op, attrs, inputs)
 
 
 def test_kernels_on_the_pool_and_after_async_done_run_without_warnings():
