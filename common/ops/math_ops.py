@@ -304,7 +304,8 @@ def _parallel_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     if parts < 2 or a.shape[0] * a.shape[1] * b.shape[1] < _PARALLEL_MATMUL_FLOPS:
         return np.matmul(a, b)
     out = np.empty((a.shape[0], b.shape[1]), np.result_type(a, b))
-    bounds = np.linspace(0, a.shape[0], parts + 1).astype(int)
+    rows = a.shape[0]
+    bounds = [rows * k // parts for k in range(parts + 1)]
 
     def block(k: int) -> None:
         lo, hi = bounds[k], bounds[k + 1]
