@@ -40,7 +40,7 @@ from common.function_runtime import FunctionRuntime
 from common.graph.constructor import convert_graph_def_to_graph
 from common.graph.graph import Graph
 from common.partition import partition
-from common.rendezvous import parse_key
+from common.rendezvous import create_key, parse_key
 from worker.deadlines import DEADLINES
 from worker.rendezvous_mgr import RendezvousMgr
 
@@ -64,6 +64,24 @@ class _Item:
     # Runs function bodies (functional While/If, PartitionedCall) over this worker's
     # devices; one per registered graph, as its function library.
     function_runtime: FunctionRuntime
+    # Rendezvous keys of the _Recvs every step runs first thing (no inputs at all, so in
+    # the root frame and never dead): asked of their peers as the step starts.
+    prefetch: tuple[str, ...] = ()
+
+
+_RECV_OPS = ("_Recv", "_HostRecv")
+
+
+def _prefetch_keys(graphs: Iterable[Graph]) -> tuple[str, ...]:
+    keys = []
+    for g in graphs:
+        for node in g.op_nodes():
+            if (node.op in _RECV_OPS and not node.attr("client_terminated", False)
+                    and all(e.src.is_source for e in node.in_edges)):
+                keys.append(create_key(
+                    node.attr("send_device"), node.attr("send_device_incarnation"),
+                    node.attr("recv_device"), node.attr("tensor_name")))
+    return tuple(keys)
 
 
 class GraphMgr:
@@ -95,9 +113,10 @@ class GraphMgr:
             for name, g in by_device.items()
         )
         runtime = FunctionRuntime(graph.flib, list(self.devices.values()))
+        prefetch = _prefetch_keys(by_device.values())
         with self._lock:
             handle = f"{next(self._next_handle):016x}"
-            self._items[handle] = _Item(handle, units, runtime)
+            self._items[handle] = _Item(handle, units, runtime, prefetch)
         return handle
 
     def deregister(self, handle: str) -> None:
@@ -176,6 +195,9 @@ class GraphMgr:
             )
         item = self._item(handle)
         step = _RunningStep(item, step_id, self.rendezvous_mgr)
+        prefetch = getattr(step.rendezvous, "prefetch", None)  # RemoteRendezvous
+        if prefetch is not None and item.prefetch:
+            prefetch(item.prefetch)
         # The executors may run on this thread; the watcher ends the step at its deadline
         # even if it never comes back to wait() (a loop of local kernels).
         watch = DEADLINES.watch(
@@ -193,6 +215,8 @@ class GraphMgr:
             raise step.rendezvous.status or e from None
         finally:
             DEADLINES.cancel(watch)
+            if prefetch is not None:
+                step.rendezvous.drop_prefetched()
             step.release()
 
     def _item(self, handle: str) -> _Item:

@@ -19,14 +19,17 @@ has nothing else to do until the step ends, so it waits for that answer itself;
 the worker's channels carry CHANNEL_OPTIONS, whose SingleThreadedUnaryStream makes the
 stream call run on that thread alone (no grpcio channel spin thread per step) while it
 stays cancellable; `start_abort` fails local waiters and cancels the calls in flight,
-so every waiter of a failed step fails fast. Thread-safe.
+so every waiter of a failed step fails fast. `prefetch(keys)` starts the calls for the
+step's input-less remote _Recvs as soon as RunGraph arrives (GraphMgr), before the
+executors are set up; the _Recv then takes the call in flight, and `drop_prefetched`
+cancels any no _Recv took. Thread-safe.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import grpc
@@ -186,6 +189,8 @@ class RemoteRendezvous:
         # `_deferred`; others compare `_here` with their own id, so no lock is needed.
         self._here: int | None = None
         self._deferred: tuple[Finish, list[Any], RecvCallback] | None = None
+        # Remote calls started by prefetch() that no _Recv has taken yet.
+        self._prefetched: dict[str, tuple[Finish, list[Any]]] = {}
 
     # -- the kernel-facing Rendezvous interface ----------------------------------------
     def send(self, key: str, value: Any, is_dead: bool = False) -> None:
@@ -256,11 +261,48 @@ class RemoteRendezvous:
         with self._lock:
             return len(self._calls)
 
+    def prefetch(self, keys: Iterable[str]) -> None:
+        """Ask the peers for `keys` now, before the executors reach their _Recvs (whose
+        recv_async then takes the call in flight): the requests leave while this task
+        still sets its step up. Keys of this task or fed by RunGraph are skipped, and so
+        is a key whose call cannot start (its _Recv then tries again)."""
+        if self._client is None:
+            return
+        for key in keys:
+            try:
+                task = self._src_task(key)
+            except OpError:
+                continue
+            with self._lock:
+                if task == self.local_task or key in self._fed or key in self._prefetched:
+                    continue
+            mine: list[Any] = []
+            try:
+                finish = self._start_remote(task, key, mine)
+            except BaseException:  # noqa: BLE001 - the _Recv will report it
+                self._forget_calls(mine)
+                continue
+            with self._lock:
+                self._prefetched[key] = (finish, mine)
+
+    def drop_prefetched(self) -> None:
+        """Cancel the prefetched calls no _Recv took (the step ended without them)."""
+        with self._lock:
+            dropped = list(self._prefetched.values())
+            self._prefetched.clear()
+        for _, mine in dropped:
+            for call in mine:
+                call.cancel()
+            self._forget_calls(mine)
+
     # -- remote part ---------------------------------------------------------------------
-    def _recv_remote(self, task: str, key: str, done: RecvCallback) -> None:
-        """Start the call on this thread, wait for its answer on a pooled one."""
+    def _forget_calls(self, mine: list[Any]) -> None:
+        with self._lock:
+            self._calls.difference_update(mine)
+
+    def _start_remote(self, task: str, key: str, mine: list[Any]) -> Finish:
+        """Start the call for `key` on this thread (registered for abort in `mine`)."""
         assert self._client is not None
-        mine: list[Any] = []
 
         def register(call: Any) -> bool:
             with self._lock:
@@ -270,13 +312,27 @@ class RemoteRendezvous:
                 mine.append(call)
                 return True
 
+        if self.local.is_aborted():
+            raise self.local.status or AbortedError(f"Step {self.step_id} aborted")
+        return self._client.start(task, self.step_id, key, register)
+
+    def _recv_remote(self, task: str, key: str, done: RecvCallback) -> None:
+        """Start the call on this thread (or take the prefetched one), wait for its
+        answer on a pooled thread (or the starting one: see start_here)."""
+        with self._lock:
+            prefetched = self._prefetched.pop(key, None)
+        if prefetched is not None:
+            self._await_remote(prefetched[0], prefetched[1], done)
+            return
+        mine: list[Any] = []
         try:
-            if self.local.is_aborted():
-                raise self.local.status or AbortedError(f"Step {self.step_id} aborted")
-            finish = self._client.start(task, self.step_id, key, register)
+            finish = self._start_remote(task, key, mine)
         except BaseException as exc:  # noqa: BLE001 - every failure goes to the waiter
             self._finished(mine, done, None, exc)
             return
+        self._await_remote(finish, mine, done)
+
+    def _await_remote(self, finish: Finish, mine: list[Any], done: RecvCallback) -> None:
         if self._here == threading.get_ident() and self._deferred is None:
             self._deferred = (finish, mine, done)  # see start_here
             return
