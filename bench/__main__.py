@@ -1,5 +1,5 @@
-"""Benchmark, command line: `python -m bench [--quick] [--repeat N] [--vs-tensorflow]
-[--only KEY...]`.
+"""Benchmark, command line: `python -m bench [--quick] [--repeat N] [--rounds N]
+[--vs-tensorflow] [--only KEY...]`.
 
 Starts its own loopback cluster (`python -m worker` x N and `python -m master` as
 subprocesses), runs the workloads of bench.workloads through raw MasterService RPCs,
@@ -7,7 +7,9 @@ adds the planning (bench.bench_plan) and executor-only (bench.bench_executor) fi
 prints ONE JSON object. With --vs-tensorflow (and TensorFlow installed) the same
 GraphDefs also run on TensorFlow's runtime (bench.tf_runtime: tf.distribute.Server tasks
 as subprocesses) and the JSON gains "tf_<key>" and "ratio_<key>" (ours / TF) entries.
-Every figure is a median over the timed steps (the machine is noisy).
+The machine is noisy: every figure is a median over its timed steps, and the cluster
+figures are then the median over `--rounds` rounds (fresh clusters each round, ours and
+TensorFlow's alternating; a ratio is the median of the per-round ratios).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -39,9 +42,16 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                    help="comma-separated MB sizes (default 1,16,64,256; --quick: 1,16)")
     p.add_argument("--plan-sizes", default=None,
                    help="comma-separated node counts (default 1000,10000,100000)")
+    p.add_argument("--rounds", type=int, default=None,
+                   help="run the cluster workloads this many times, alternating our runtime "
+                   "and TensorFlow's, and report medians across rounds (default 3; --quick: 1)")
     args = p.parse_args(argv)
     if args.repeat < 1:
         p.error("--repeat must be >= 1")
+    if args.rounds is None:
+        args.rounds = 1 if args.quick else 3
+    if args.rounds < 1:
+        p.error("--rounds must be >= 1")
     return args
 
 
@@ -107,6 +117,12 @@ def add_ratios(ours: dict[str, float], tf: dict[str, float]) -> dict[str, float]
     return out
 
 
+def median_of_rounds(rounds: Sequence[dict[str, float]]) -> dict[str, float]:
+    """Per key, the median across rounds (keys missing from a round are skipped)."""
+    keys = sorted({k for r in rounds for k in r})
+    return {k: round(statistics.median([r[k] for r in rounds if k in r]), 3) for k in keys}
+
+
 def _short(key: str) -> str:
     """ratio key: "trivial_step_ms" -> "trivial_step", "transfer_GBps_64MB" -> same."""
     return key.removesuffix("_ms") if key.endswith("_step_ms") else key
@@ -116,18 +132,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     sizes_mb = _sizes(args.transfer_sizes, (1, 16) if args.quick else suite.TRANSFER_SIZES_MB)
     plan_sizes = _sizes(args.plan_sizes, (1000, 10000) if args.quick else PLAN_SIZES)
-    result: dict[str, Any] = {}
-    result.update(run_ours(args, sizes_mb))
-    result.update(run_local(args, plan_sizes))
-    if args.vs_tensorflow:
+    vs_tf = args.vs_tensorflow
+    if vs_tf:
         from bench import tf_runtime
 
         if not tf_runtime.available():
             print("bench: TensorFlow is not installed; --vs-tensorflow skipped", file=sys.stderr)
-        else:
+            vs_tf = False
+    # Rounds alternate the two runtimes, so load that drifts during the run weighs on both;
+    # each ratio is the median of the per-round ratios.
+    ours_rounds: list[dict[str, float]] = []
+    ratio_rounds: list[dict[str, float]] = []
+    for _ in range(args.rounds):
+        ours = run_ours(args, sizes_mb)
+        ours_rounds.append(ours)
+        if vs_tf:
             num_workers = max(suite.FANOUT_WORKERS) if _wanted(args.only, "fanout") else 2
             tf = tf_runtime.run(num_workers, args.only, args.quick, args.repeat, sizes_mb)
-            result.update(add_ratios(result, tf))
+            ratio_rounds.append(add_ratios(ours, tf))
+    result: dict[str, Any] = median_of_rounds(ours_rounds)
+    result.update(run_local(args, plan_sizes))
+    if vs_tf:
+        result.update(median_of_rounds(ratio_rounds))
+    result["rounds"] = args.rounds
     result["load_average_1m"] = round(os.getloadavg()[0], 2)
     # The OpenBLAS kernels our workers run MatMul with (common.blas_env; an environment
     # that pins OPENBLAS_CORETYPE wins).

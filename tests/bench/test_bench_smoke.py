@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from bench import workloads
-from bench.__main__ import add_ratios
+from bench.__main__ import add_ratios, median_of_rounds
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -28,11 +28,17 @@ def test_bench_prints_one_json_object_with_the_keys():
     result = json.loads(lines[0])
     expected = {"trivial_step_ms", "transfer_GBps_1MB", "worker_peak_rss_mb_1MB",
                 "chain1000_step_ms", "chain1000_executor_step_ms", "fanout_step_ms_1_workers",
-                "plan_ms_1k_nodes", "load_average_1m", "worker_openblas_coretype"}
+                "plan_ms_1k_nodes", "load_average_1m", "worker_openblas_coretype", "rounds"}
     assert set(result) == expected
-    for key in expected - {"load_average_1m", "worker_openblas_coretype"}:
+    assert result["rounds"] == 1  # --quick
+    for key in expected - {"load_average_1m", "worker_openblas_coretype", "rounds"}:
         assert isinstance(result[key], float) and result[key] > 0, key
     assert isinstance(result["worker_openblas_coretype"], str)
+
+
+def test_rounds_give_per_key_medians():
+    rounds = [{"a": 1.0, "b": 5.0}, {"a": 3.0}, {"a": 2.0, "b": 7.0}]
+    assert median_of_rounds(rounds) == {"a": 2.0, "b": 6.0}
 
 
 def test_ratios_are_ours_over_tensorflow():
