@@ -6,6 +6,10 @@ RunGraph send/recv, RecvTensor). Decoding follows TensorFlow's Tensor::FromProto
 * a non-empty `tensor_content` wins: raw little-endian element bytes for fixed-size
   dtypes; for DT_STRING / DT_RESOURCE / DT_VARIANT the varint32 lengths of all elements
   followed by their bytes (serialized protos for resource and variant);
+* a variant element is a VariantTensorDataProto; one whose type_name has a registered
+  codec (`register_variant_codec`, as TF's variant_op_registry: list_ops registers
+  "tensorflow::TensorList") decodes to that Python object and encodes back to TF's
+  bytes; any other type_name stays an opaque VariantTensorDataProto;
 * otherwise the dtype's typed field (`float_val`, `int_val`, `half_val` as 16-bit
   patterns, complex as (re, im) pairs, float8/float4 as bytes in `float8_val` ...), with
   the fill rule: fewer values than elements repeat the last one; none means zeros.
@@ -18,8 +22,9 @@ asks `to_numpy(..., writable=True)` or copies. Pure functions; safe from any thr
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -166,6 +171,63 @@ def handle_from_proto(proto: resource_handle_pb2.ResourceHandleProto) -> Resourc
 
 
 # ---------------------------------------------------------------------------------------
+# Variants: TF's unary variant registry (type_name -> encode/decode), filled at import
+# time by the op modules that own a variant type; read-only afterwards, so thread-safe.
+# ---------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class VariantCodec:
+    """How a Python variant value of class `cls` is VariantTensorDataProto `type_name`."""
+
+    type_name: str
+    cls: type
+    encode: Callable[[Any], VariantTensorDataProto]
+    decode: Callable[[VariantTensorDataProto], Any]
+
+
+_CODECS_BY_NAME: dict[str, VariantCodec] = {}
+_CODECS_BY_CLASS: dict[type, VariantCodec] = {}
+
+
+def register_variant_codec(
+    type_name: str,
+    cls: type,
+    encode: Callable[[Any], VariantTensorDataProto],
+    decode: Callable[[VariantTensorDataProto], Any],
+) -> None:
+    """Registers the codec of one variant type; registering a type_name again (a module
+    reload) replaces it."""
+    codec = VariantCodec(type_name, cls, encode, decode)
+    _CODECS_BY_NAME[type_name] = codec
+    _CODECS_BY_CLASS[cls] = codec
+
+
+def is_variant_value(x: Any) -> bool:
+    """Whether `x` can be an element of a DT_VARIANT tensor."""
+    return isinstance(x, VariantTensorDataProto) or type(x) in _CODECS_BY_CLASS
+
+
+def encode_variant(x: Any) -> VariantTensorDataProto:
+    """The VariantTensorDataProto of a variant element (TF's Variant::Encode)."""
+    if isinstance(x, VariantTensorDataProto):
+        return x
+    codec = _CODECS_BY_CLASS.get(type(x))
+    if codec is None:
+        raise InvalidArgumentError(
+            f"Expected variant elements in a variant tensor, got {type(x).__name__}"
+        )
+    return codec.encode(x)
+
+
+def decode_variant(proto: VariantTensorDataProto) -> Any:
+    """The Python value of a variant element: the registered type's object, or the proto
+    itself (opaque) for a type_name nobody registered."""
+    codec = _CODECS_BY_NAME.get(proto.type_name)
+    return proto if codec is None else codec.decode(proto)
+
+
+# ---------------------------------------------------------------------------------------
 # TensorProto -> numpy
 # ---------------------------------------------------------------------------------------
 
@@ -186,7 +248,7 @@ def to_numpy(proto: TensorProto, *, writable: bool = False) -> np.ndarray:
     """The numpy value of a TensorProto (see the module docstring for the rules).
 
     DT_STRING gives an object array of bytes, DT_RESOURCE an object array of
-    ResourceHandle, DT_VARIANT an object array of VariantTensorDataProto (opaque)."""
+    ResourceHandle, DT_VARIANT an object array of decoded variants (`decode_variant`)."""
     dt = proto_dtype(proto)
     shape = proto_shape(proto)
     n = math.prod(shape)
@@ -225,7 +287,7 @@ def _list_element(dt: DataType, data: bytes) -> Any:
         return data
     if dt == DataType.DT_RESOURCE:
         return handle_from_proto(resource_handle_pb2.ResourceHandleProto.FromString(data))
-    return VariantTensorDataProto.FromString(data)
+    return decode_variant(VariantTensorDataProto.FromString(data))
 
 
 def _object_array(items: list) -> np.ndarray:
@@ -278,13 +340,15 @@ def _from_object_field(dt: DataType, raw: Any, n: int) -> np.ndarray:
     elif dt == DataType.DT_RESOURCE:
         items = [handle_from_proto(h) for h in raw] or [ResourceHandle("", "", "")]
     else:
-        # Each element gets its own message, as C++ copies each Variant.
+        # Each element gets its own value, as C++ copies each Variant.
         src = list(raw) or [VariantTensorDataProto()]
-        return _object_array([_copy_variant(src[min(i, len(src) - 1)]) for i in range(n)])
+        return _object_array([_variant_element(src[min(i, len(src) - 1)]) for i in range(n)])
     return _object_array(items[:n] + [items[-1]] * (n - len(items)))
 
 
-def _copy_variant(v: VariantTensorDataProto) -> VariantTensorDataProto:
+def _variant_element(v: VariantTensorDataProto) -> Any:
+    if v.type_name in _CODECS_BY_NAME:
+        return decode_variant(v)  # a fresh object; `v` stays the proto's
     out = VariantTensorDataProto()
     out.CopyFrom(v)
     return out
@@ -297,12 +361,13 @@ def _copy_variant(v: VariantTensorDataProto) -> VariantTensorDataProto:
 
 def infer_dtype(array: np.ndarray) -> DataType:
     """The DataType of a numpy value; object arrays are inspected: ResourceHandle ->
-    DT_RESOURCE, VariantTensorDataProto -> DT_VARIANT, anything else DT_STRING."""
+    DT_RESOURCE, a variant (VariantTensorDataProto or a registered variant class such as
+    TensorList) -> DT_VARIANT, anything else DT_STRING."""
     if array.dtype == object and array.size:
         first = array.flat[0]
         if isinstance(first, ResourceHandle):
             return DataType.DT_RESOURCE
-        if isinstance(first, VariantTensorDataProto):
+        if is_variant_value(first):
             return DataType.DT_VARIANT
     np_dtype = array.dtype
     if np_dtype.byteorder == ">":  # a big-endian array is still, say, int32
@@ -323,11 +388,12 @@ def _as_bytes(x: Any) -> bytes:
 def _object_items(dt: DataType, flat: np.ndarray) -> list:
     if dt == DataType.DT_STRING:
         return [_as_bytes(x) for x in flat]
-    want = ResourceHandle if dt == DataType.DT_RESOURCE else VariantTensorDataProto
+    if dt == DataType.DT_VARIANT:
+        return [encode_variant(x) for x in flat]
     for x in flat:
-        if not isinstance(x, want):
+        if not isinstance(x, ResourceHandle):
             raise InvalidArgumentError(
-                f"Expected {want.__name__} elements in a {dtypes.tf_name(dt)} tensor, "
+                f"Expected ResourceHandle elements in a {dtypes.tf_name(dt)} tensor, "
                 f"got {type(x).__name__}"
             )
     return list(flat)
@@ -383,6 +449,14 @@ def as_proto_tensor_content(array: Any, dtype: DataType | None = None) -> Tensor
     """Everything in tensor_content, as TF's Tensor::AsProtoTensorContent (the form of
     feeds, fetches, RunGraph recv values and RecvTensor payloads)."""
     return from_numpy(array, dtype, use_tensor_content=True, string_content=True)
+
+
+def as_proto_field(array: Any, dtype: DataType | None = None) -> TensorProto:
+    """Every value in its typed field and the shape always present (even a scalar's empty
+    one), as TF's Tensor::AsProtoField: the form of the tensors inside a variant."""
+    proto = from_numpy(array, dtype, use_tensor_content=False)
+    proto.tensor_shape.SetInParent()
+    return proto
 
 
 def _put_objects(proto: TensorProto, dt: DataType, flat: np.ndarray, as_content: bool) -> None:

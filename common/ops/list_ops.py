@@ -7,6 +7,13 @@ A list value is a 0-d object ndarray holding an immutable `TensorList`; every op
 a new list (TensorFlow's copy-on-write value semantics), so lists flow through While
 loops and across _Send/_Recv in one process safely, and kernels are thread-safe without
 locks. Errors carry TensorFlow's codes and messages.
+
+Across processes a list travels as TensorFlow encodes it (TensorList::Encode/Decode in
+tensorflow/core/kernels/tensor_list.cc), registered here with common.tensor's variant
+registry: a VariantTensorDataProto with type_name "tensorflow::TensorList", `tensors` =
+the SET items in order (each as Tensor::AsProtoField writes it), and `metadata` =
+varint64 count of unset items, varint64 index of each, varint64 element_dtype, varint64
+max_num_elements (-1 as 2^64-1), then the serialized TensorShapeProto of element_shape.
 """
 
 from __future__ import annotations
@@ -18,11 +25,13 @@ from typing import Any, TypeGuard
 import numpy as np
 
 from common import dtypes
+from common import tensor as tensor_util
 from common.dtypes import DataType
 from common.errors import InvalidArgumentError
 from common.ops.array_ops import shape_str
 from common.ops.registry import KernelConstruction, OpKernelContext, register_kernel, register_op
-from common.tensor_shape import shape_string
+from common.tensor_shape import shape_from_proto, shape_string, shape_to_proto
+from protos import tensor_shape_pb2
 
 Shape = tuple[int | None, ...] | None  # a partial shape; None: unknown rank
 
@@ -56,6 +65,95 @@ def list_of(value: Any, node_name: str) -> TensorList:
             f"Input handle is not a list. Saw: '{type(v).__name__}'", node_name
         )
     return v
+
+
+# ---------------------------------------------------------------------------------------
+# Wire form (TF's TensorList::Encode / Decode)
+# ---------------------------------------------------------------------------------------
+
+TENSOR_LIST_TYPE_NAME = "tensorflow::TensorList"
+_UINT64_MAX = (1 << 64) - 1
+_INT32_MAX = (1 << 31) - 1
+
+
+def _put_varint64(out: bytearray, value: int) -> None:
+    value &= _UINT64_MAX  # as static_cast<uint64_t>: -1 becomes 2^64-1 (ten bytes)
+    while value >= 0x80:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+
+
+def _get_varint64(data: bytes, pos: int) -> tuple[int, int]:
+    result = shift = 0
+    while shift < 64 and pos < len(data):
+        b = data[pos]
+        pos += 1
+        result |= (b & 0x7F) << shift
+        if b < 0x80:
+            return result & _UINT64_MAX, pos
+        shift += 7
+    raise _bad_list("truncated or malformed varint in metadata")
+
+
+def _bad_list(why: str) -> InvalidArgumentError:
+    return InvalidArgumentError(f"Could not decode a {TENSOR_LIST_TYPE_NAME} variant: {why}")
+
+
+def encode_tensor_list(tl: TensorList) -> tensor_util.VariantTensorDataProto:
+    """TF's TensorList::Encode (see the module docstring), byte for byte."""
+    proto = tensor_util.VariantTensorDataProto(type_name=TENSOR_LIST_TYPE_NAME)
+    unset = [i for i, item in enumerate(tl.items) if item is None]
+    for item in tl.items:
+        if item is not None:
+            proto.tensors.append(tensor_util.as_proto_field(item, tl.element_dtype))
+    metadata = bytearray()
+    _put_varint64(metadata, len(unset))
+    for i in unset:
+        _put_varint64(metadata, i)
+    _put_varint64(metadata, int(tl.element_dtype))
+    _put_varint64(metadata, tl.max_num_elements)
+    metadata += shape_to_proto(tl.element_shape).SerializeToString()
+    proto.metadata = bytes(metadata)
+    return proto
+
+
+def decode_tensor_list(proto: tensor_util.VariantTensorDataProto) -> TensorList:
+    """TF's TensorList::Decode, with its checks; InvalidArgumentError when malformed."""
+    data, tensors = proto.metadata, proto.tensors
+    num_unset, pos = _get_varint64(data, 0)
+    total = len(tensors) + num_unset
+    unset: set[int] = set()
+    previous = -1
+    for _ in range(num_unset):
+        index, pos = _get_varint64(data, pos)
+        if index >= total or index <= previous:
+            raise _bad_list(f"unset index {index} out of order or beyond {total} items")
+        unset.add(index)
+        previous = index
+    values = iter(tensors)
+    items = tuple(None if i in unset else tensor_util.to_numpy(next(values)) for i in range(total))
+    raw_dtype, pos = _get_varint64(data, pos)
+    if raw_dtype > _INT32_MAX or not dtypes.is_valid(raw_dtype) or dtypes.is_ref(raw_dtype):
+        raise _bad_list(f"invalid element_dtype {raw_dtype}")
+    raw_max, pos = _get_varint64(data, pos)
+    if raw_max != _UINT64_MAX and raw_max > _INT32_MAX:
+        raise _bad_list(f"max_num_elements {raw_max} does not fit an int")
+    try:
+        shape_proto = tensor_shape_pb2.TensorShapeProto.FromString(data[pos:])
+    except Exception:
+        raise _bad_list("element_shape is not a TensorShapeProto") from None
+    return TensorList(
+        element_dtype=DataType(raw_dtype),
+        element_shape=shape_from_proto(shape_proto),
+        items=items,
+        max_num_elements=-1 if raw_max == _UINT64_MAX else raw_max,
+    )
+
+
+tensor_util.register_variant_codec(
+    TENSOR_LIST_TYPE_NAME, TensorList, encode_tensor_list, decode_tensor_list
+)
 
 
 # ---------------------------------------------------------------------------------------
