@@ -19,6 +19,7 @@ from common.ops import (  # noqa: F401  (imported for their registrations)
     reduction_ops,
     sendrecv_ops,
     slicing_ops,
+    space_batch_ops,
     state_ops,
     string_ops,
     training_ops,
