@@ -56,6 +56,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help=f"longest a step (RunGraph, RecvTensor) may take, seconds (default "
         f"{DEFAULT_STEP_TIMEOUT:g})",
     )
+    p.add_argument(
+        "--partial-run-idle-timeout",
+        type=float,
+        default=None,
+        help="abort and free a partial run no call has come for in this many seconds "
+        "(its master died or never finished it; default: --step-timeout)",
+    )
     cli.add_shutdown_flags(p, DEFAULT_GRACE_SECONDS)
     args = p.parse_args(argv)
     if args.cpus < 1:
@@ -78,6 +85,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             bind_host=args.bind_host,
             rpc_timeout=args.rpc_timeout,
             step_timeout=args.step_timeout,
+            partial_idle_timeout=args.partial_run_idle_timeout,
         )
     except OpError as e:
         log.error("cannot start worker: %s", e.message)

@@ -7,7 +7,10 @@ to the step's rendezvous), builds one Executor per device and returns a graph_ha
 `run` executes every executor of a graph for one step_id: it injects the request's sends
 into the step's rendezvous, runs the executors concurrently, and then reads the recv keys.
 A partial run keeps its executors running across several `run` calls for one step_id
-(started by the first, finished by the one marked last). Each registered graph has a
+(started by the first, finished by the one marked last). One its master abandoned (died,
+or never sent the last call) expires once no call for it has been in flight for
+`partial_idle_timeout` seconds: it is aborted and freed as CleanupGraph would, and a late
+call for it fails with Aborted saying so. Each registered graph has a
 FunctionRuntime over this worker's devices, so function bodies may use any of them.
 The first failure aborts the step everywhere (its rendezvous, so local and remote waiters
 fail fast, and the other executors' steps) and is what `run` raises.
@@ -18,6 +21,7 @@ run many steps concurrently.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import itertools
 import threading
@@ -47,6 +51,9 @@ from worker.rendezvous_mgr import RendezvousMgr
 DEFAULT_STEP_TIMEOUT = 600.0
 # After a step's deadline aborted it, how long to wait for kernels already running.
 _ABORT_GRACE_SECONDS = 10.0
+# Expired partial runs remembered so that a late call learns why its step is gone; older
+# ones get the rendezvous tombstone's "Step N was cleaned up".
+_MAX_EXPIRED_PARTIALS = 1024
 
 
 @dataclasses.dataclass(frozen=True)
@@ -92,13 +99,20 @@ class GraphMgr:
         devices: Sequence[Device],
         rendezvous_mgr: RendezvousMgr,
         step_timeout: float = DEFAULT_STEP_TIMEOUT,
+        partial_idle_timeout: float | None = None,
     ) -> None:
         self.devices = {d.name: d for d in devices}
         self.rendezvous_mgr = rendezvous_mgr
         self.step_timeout = step_timeout
+        # As long as a step may take, by default: a slow but live master is not cut off.
+        self.partial_idle_timeout = (
+            step_timeout if partial_idle_timeout is None else partial_idle_timeout
+        )
         self._lock = threading.Lock()
         self._items: dict[str, _Item] = {}
-        self._partials: dict[int, _RunningStep] = {}  # step_id -> running partial run
+        self._partials: dict[int, _Partial] = {}  # step_id -> running partial run
+        # step_id -> why it is gone, for partial runs that expired (oldest first).
+        self._expired: collections.OrderedDict[int, str] = collections.OrderedDict()
         self._next_handle = itertools.count(1)
 
     # -- registration ----------------------------------------------------------------------
@@ -235,49 +249,130 @@ class GraphMgr:
         deadline: float,
         is_last: bool,
     ) -> dict[str, tuple[Any, bool]]:
-        step = self._partial_step(handle, step_id)
+        partial, first = self._begin_partial_call(handle, step_id)
+        step = partial.step
+        # Kernels run inline on the calls' threads (the first call's, or the one whose
+        # send made them ready): the watcher ends the step at this call's deadline.
+        watch = DEADLINES.watch(
+            deadline,
+            lambda: step.abort(
+                DeadlineExceededError(f"Step {step_id} timed out on partial RunGraph")
+            ),
+        )
         try:
+            if first:
+                step.start()
             self._send_inputs(step.rendezvous, sends)
             out = {key: self._recv_output(step.rendezvous, key, deadline) for key in recv_keys}
             if is_last:
                 step.wait(deadline)
+                self._end_partial(partial)
+            elif step.rendezvous.is_aborted():  # a kernel failed, or the deadline passed
+                raise step.rendezvous.status
         except OpError as e:
             step.rendezvous.start_abort(e)
-            self._end_partial(step)
+            self._end_partial(partial)
             raise step.rendezvous.status or e from None
-        if is_last:
-            self._end_partial(step)
+        finally:
+            DEADLINES.cancel(watch)
+            self._end_partial_call(partial)
         return out
 
-    def _partial_step(self, handle: str, step_id: int) -> _RunningStep:
-        """The running partial step `step_id`, started by this call if it is the first."""
+    def _begin_partial_call(self, handle: str, step_id: int) -> tuple[_Partial, bool]:
+        """The partial run `step_id` with this call counted in flight (so it cannot
+        expire meanwhile); True if this call created it and must start it."""
         with self._lock:
-            step = self._partials.get(step_id)
-        if step is not None:
-            return step
+            partial = self._join_partial(step_id)
+        if partial is not None:
+            return partial, False
         step = _RunningStep(self._item(handle), step_id, self.rendezvous_mgr)
-        with self._lock:
-            other = self._partials.setdefault(step_id, step)
-        if other is not step:  # a concurrent first call won
+        try:
+            with self._lock:
+                partial = self._join_partial(step_id)  # a concurrent first call won
+                if partial is None:
+                    partial = self._partials[step_id] = _Partial(step, calls=1)
+                    return partial, True
+        except OpError:
             step.release()
-            return other
-        step.start()
-        return step
-
-    def _end_partial(self, step: _RunningStep) -> None:
-        with self._lock:
-            if self._partials.get(step.step_id) is not step:
-                return
-            del self._partials[step.step_id]
+            raise
         step.release()
+        return partial, False
+
+    def _join_partial(self, step_id: int) -> _Partial | None:
+        """Count a call into the running partial run `step_id` and disarm its idle
+        deadline; None if there is none; Aborted if it expired. Lock held."""
+        message = self._expired.get(step_id)
+        if message is not None:
+            raise AbortedError(message)
+        partial = self._partials.get(step_id)
+        if partial is not None:
+            partial.calls += 1
+            if partial.watch is not None:
+                DEADLINES.cancel(partial.watch)
+                partial.watch = None
+        return partial
+
+    def _end_partial_call(self, partial: _Partial) -> None:
+        """A call of `partial` returned: once none is in flight, the next must come within
+        the idle timeout."""
+        with self._lock:
+            partial.calls -= 1
+            if partial.calls > 0 or self._partials.get(partial.step.step_id) is not partial:
+                return
+            partial.generation += 1
+            generation = partial.generation
+            partial.watch = DEADLINES.watch(
+                time.monotonic() + self.partial_idle_timeout,
+                lambda: self._expire_partial(partial, generation),
+            )
+
+    def _expire_partial(self, partial: _Partial, generation: int) -> None:
+        """The idle deadline passed: abort the partial run and free it (watcher thread)."""
+        step_id = partial.step.step_id
+        with self._lock:
+            if (
+                self._partials.get(step_id) is not partial
+                or partial.calls > 0
+                or partial.generation != generation
+            ):
+                return  # a call came, or the run ended, as the deadline passed
+            del self._partials[step_id]
+            partial.watch = None
+            message = (
+                f"Partial run step {step_id} was abandoned: no partial RunGraph call for it "
+                f"within {self.partial_idle_timeout:g}s, so it was aborted and its state freed"
+            )
+            self._expired[step_id] = message
+            while len(self._expired) > _MAX_EXPIRED_PARTIALS:
+                self._expired.popitem(last=False)
+        error = AbortedError(message)
+        partial.step.rendezvous.start_abort(error)  # peers' RecvTensor see why, too
+        partial.step.abort(error)
+        partial.step.release()
+        self.rendezvous_mgr.cleanup(step_id)  # as CleanupGraph: dropped and tombstoned
+
+    def _end_partial(self, partial: _Partial) -> None:
+        with self._lock:
+            if self._partials.get(partial.step.step_id) is not partial:
+                return
+            self._drop_partial(partial.step.step_id)
+        partial.step.release()
+
+    def _drop_partial(self, step_id: int) -> _Partial | None:
+        """Remove a partial run and disarm its idle deadline. Lock held."""
+        partial = self._partials.pop(step_id, None)
+        if partial is not None and partial.watch is not None:
+            DEADLINES.cancel(partial.watch)
+            partial.watch = None
+        return partial
 
     def abort_partial(self, step_id: int) -> None:
         """CleanupGraph of a partial run the master abandoned: stop and free it."""
         with self._lock:
-            step = self._partials.pop(step_id, None)
-        if step is not None:
-            step.abort(AbortedError(f"Step {step_id} was cleaned up"))
-            step.release()
+            partial = self._drop_partial(step_id)
+        if partial is not None:
+            partial.step.abort(AbortedError(f"Step {step_id} was cleaned up"))
+            partial.step.release()
 
     def partial_step_ids(self) -> list[int]:
         with self._lock:
@@ -295,6 +390,16 @@ class GraphMgr:
         if is_dead:  # as TF's GraphMgr::RecvOutputs
             raise InvalidArgumentError(f"The tensor returned for {key} was not valid.")
         return value, is_dead
+
+
+@dataclasses.dataclass(eq=False)
+class _Partial:
+    """A partial run in GraphMgr._partials; its counters are guarded by GraphMgr._lock."""
+
+    step: _RunningStep
+    calls: int = 0  # partial RunGraph calls in flight
+    generation: int = 0  # of the idle deadline, bumped at every arming
+    watch: int | None = None  # DEADLINES token of the idle deadline while armed
 
 
 class _RunningStep:

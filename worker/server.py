@@ -44,6 +44,7 @@ class WorkerServer:
         *,
         rpc_timeout: float = 10.0,
         step_timeout: float = DEFAULT_STEP_TIMEOUT,
+        partial_idle_timeout: float | None = None,
     ) -> None:
         host, file_port = split_address(cluster.task_address(job, task), f"/job:{job}/task:{task}")
         self.host = host
@@ -55,6 +56,7 @@ class WorkerServer:
             num_cpus=num_cpus,
             rpc_timeout=rpc_timeout,
             step_timeout=step_timeout,
+            partial_idle_timeout=partial_idle_timeout,
         )
         self._pool = futures.ThreadPoolExecutor(
             max_workers=MAX_RPC_THREADS, thread_name_prefix=f"flowrt-{job}{task}-rpc"

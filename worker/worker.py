@@ -51,6 +51,7 @@ class Worker:
         devices: Sequence[Device] | None = None,
         rpc_timeout: float = 10.0,
         step_timeout: float = DEFAULT_STEP_TIMEOUT,
+        partial_idle_timeout: float | None = None,
     ) -> None:
         cluster.task_address(job, task)  # NotFound if this task is not in the cluster
         self.job = job
@@ -61,6 +62,7 @@ class Worker:
         )
         self.rpc_timeout = rpc_timeout
         self.step_timeout = step_timeout
+        self.partial_idle_timeout = partial_idle_timeout  # None: step_timeout (GraphMgr)
         self.worker_cache = WorkerCache(cluster, CHANNEL_OPTIONS)
         self.recv_client = RecvTensorClient(self.worker_cache, timeout=step_timeout)
         self.rendezvous_mgr = RendezvousMgr(self._new_rendezvous, expiry_seconds=2 * step_timeout)
@@ -77,7 +79,7 @@ class Worker:
             devices = [
                 Device(d.name, d.device_type, d.incarnation, d.memory_limit) for d in devices
             ]
-        return GraphMgr(devices, self.rendezvous_mgr, self.step_timeout)
+        return GraphMgr(devices, self.rendezvous_mgr, self.step_timeout, self.partial_idle_timeout)
 
     def set_cluster(self, cluster: ClusterSpec) -> None:
         """New peer addresses (in-process clusters bound on port 0)."""
