@@ -42,6 +42,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                    help="comma-separated MB sizes (default 1,16,64,256; --quick: 1,16)")
     p.add_argument("--plan-sizes", default=None,
                    help="comma-separated node counts (default 1000,10000,100000)")
+    p.add_argument("--colocate", action="store_true",
+                   help="run our worker task 0 inside the master's process (python -m master "
+                   "--colocate), the layout of TensorFlow's servers, whose master lives in "
+                   "worker 0")
     p.add_argument("--rounds", type=int, default=None,
                    help="run the cluster workloads this many times, alternating our runtime "
                    "and TensorFlow's, and report medians across rounds (default 3; --quick: 1)")
@@ -66,7 +70,7 @@ def _wanted(only: Sequence[str] | None, key: str) -> bool:
 def run_ours(args: argparse.Namespace, sizes_mb: Sequence[int]) -> dict[str, float]:
     num_workers = max(suite.FANOUT_WORKERS) if _wanted(args.only, "fanout") else 2
     config = config_proto()
-    with LocalCluster(num_workers) as cluster:
+    with LocalCluster(num_workers, colocate=args.colocate) as cluster:
         def open_session(graph_def: Any) -> Any:
             client = MasterClient(cluster.master_address, graph_def, config)
             return _Adapter(client)
@@ -155,6 +159,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if vs_tf:
         result.update(median_of_rounds(ratio_rounds))
     result["rounds"] = args.rounds
+    if args.colocate:
+        result["colocated"] = 1
     result["load_average_1m"] = round(os.getloadavg()[0], 2)
     # The OpenBLAS kernels our workers run MatMul with (common.blas_env; an environment
     # that pins OPENBLAS_CORETYPE wins).

@@ -2,7 +2,8 @@
 client.
 
 `LocalCluster(num_workers)` writes a cluster file with free loopback ports, spawns
-`python -m worker` per task and `python -m master`, and waits for each "listening" line
+`python -m worker` per task and `python -m master` (with `colocate`, worker task 0 runs
+in the master's process, as in TensorFlow's servers), and waits for each "listening" line
 (their stderr goes to log files in a temporary directory). `stop()` sends SIGTERM to the
 processes it started (by pid) and kills the ones that do not exit. `MasterClient` drives
 the master with raw MasterService RPCs (CreateSession, RunStep, CloseSession).
@@ -63,7 +64,8 @@ def wait_for_line(proc: subprocess.Popen, log_path: str, needle: str, what: str)
 class LocalCluster:
     """Worker processes /job:worker/task:0..n-1 and a master process on loopback."""
 
-    def __init__(self, num_workers: int, log_level: str = "WARNING") -> None:
+    def __init__(self, num_workers: int, log_level: str = "WARNING",
+                 colocate: bool = False) -> None:
         self.dir = tempfile.mkdtemp(prefix="flowrt-bench-")
         ports = free_ports(num_workers + 1)
         self.master_address = f"127.0.0.1:{ports[0]}"
@@ -73,16 +75,19 @@ class LocalCluster:
             f.write(f"master: {self.master_address}\njobs:\n  worker:\n")
             f.writelines(f"    - {address}\n" for address in self.worker_addresses)
         self.procs: list[subprocess.Popen] = []
-        self.worker_pids: list[int] = []
+        self.worker_pids: list[int] = []  # by task (the master's pid for a colocated task 0)
+        spawned: list[tuple[int, subprocess.Popen]] = []
         try:
-            for task in range(num_workers):
+            for task in range(1 if colocate else 0, num_workers):
                 proc = self._spawn(f"worker{task}", ["-m", "worker", "--cluster",
                                    self.cluster_file, "--job", "worker", "--task", str(task),
                                    "--log-level", log_level])
-                self.worker_pids.append(proc.pid)
+                spawned.append((task, proc))
+            extra = ["--colocate", "/job:worker/task:0"] if colocate else []
             master = self._spawn("master", ["-m", "master", "--cluster", self.cluster_file,
-                                            "--log-level", log_level])
-            for task, proc in enumerate(self.procs[:-1]):
+                                            "--log-level", log_level, *extra])
+            self.worker_pids = ([master.pid] if colocate else []) + [p.pid for _, p in spawned]
+            for task, proc in spawned:
                 wait_for_line(proc, self._log(f"worker{task}"), "listening on",
                               f"worker {task}")
             wait_for_line(master, self._log("master"), "listening on", "master")

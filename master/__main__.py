@@ -21,6 +21,9 @@ from common.cluster import ClusterSpec  # noqa: E402
 from common.errors import OpError  # noqa: E402
 from master.master import DEFAULT_DEVICE, DEFAULT_RPC_TIMEOUT  # noqa: E402
 from master.server import DEFAULT_GRACE_SECONDS, MasterServer  # noqa: E402
+from worker import local_rpc  # noqa: E402
+from worker.server import WorkerServer  # noqa: E402
+from worker.worker_cache import parse_task  # noqa: E402
 
 log = logging.getLogger("master")
 
@@ -57,6 +60,14 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="step deadline in seconds when the client sets none (RunOptions.timeout_in_ms, "
         "ConfigProto.operation_timeout_in_ms); 0 = none (default 0)",
     )
+    p.add_argument(
+        "--colocate",
+        default=None,
+        metavar="TASK",
+        help="also run this worker task of the cluster file (e.g. /job:worker/task:0) in "
+        "the master's process, as TensorFlow's servers do; the master then calls it "
+        "directly, without RPCs (default: none)",
+    )
     cli.add_shutdown_flags(p, DEFAULT_GRACE_SECONDS)
     args = p.parse_args(argv)
     if args.step_timeout < 0 or args.rpc_timeout <= 0:
@@ -69,17 +80,42 @@ def main(argv: Sequence[str] | None = None) -> int:
     cli.configure_logging(args.log_level)
     try:
         cluster = ClusterSpec.load(args.cluster)
-        server = MasterServer(
+        master = MasterServer(
             cluster,
             bind_host=args.bind_host,
             default_device=args.default_device,
             rpc_timeout=args.rpc_timeout,
             step_timeout=args.step_timeout or None,
         )
+        server: cli.Server = master
+        if args.colocate:
+            job, task = parse_task(args.colocate)
+            local_rpc.share_in_process()  # the master calls this worker directly
+            worker = WorkerServer(cluster, job, task, rpc_timeout=args.rpc_timeout)
+            server = _Colocated(master, worker)
     except OpError as e:
         log.error("cannot start master: %s", e.message)
         return 2
-    return cli.serve(server, "master", lambda: server.address, args.grace, log)
+    return cli.serve(server, "master", lambda: master.address, args.grace, log)
+
+
+class _Colocated:
+    """A master and one worker task in one process: started worker first, stopped
+    master first."""
+
+    def __init__(self, master: MasterServer, worker: WorkerServer) -> None:
+        self.master = master
+        self.worker = worker
+
+    def start(self) -> None:
+        self.worker.start()
+        log.info("worker %s listening on %s (in the master's process)",
+                 self.worker.task_name, self.worker.address)
+        self.master.start()
+
+    def stop(self, grace: float) -> None:
+        self.master.stop(grace)
+        self.worker.stop(grace)
 
 
 if __name__ == "__main__":

@@ -137,6 +137,9 @@ class LocalServer:
             target=self._accept, name=f"flowrt-local-rpc-{name}", daemon=True
         )
         self._thread.start()
+        if _share_in_process:
+            with _in_process_lock:
+                _in_process[self.path] = self
 
     def endpoint(self) -> bytes:
         """What LocalEndpoint answers: host id NUL socket path."""
@@ -151,6 +154,8 @@ class LocalServer:
                 return
             self._closed = True
             conns = list(self._conns)
+        with _in_process_lock:
+            _in_process.pop(self.path, None)
         _shutdown(self._listener)
         self._thread.join(timeout)
         self._listener.close()
@@ -219,6 +224,11 @@ class LocalServer:
                 except OSError:
                     pass  # the caller went away (cancelled, timed out, died)
 
+        self.invoke(method, body, timeout, reply)
+
+    def invoke(self, method: int, body: memoryview, timeout: float | None,
+               reply: Reply) -> None:
+        """Run `method`'s handler; any failure answers the caller through `reply`."""
         handler = self._handlers.get(method)
         try:
             if handler is None:
@@ -303,6 +313,68 @@ class LocalCall:
         return body
 
 
+class InProcessCall:
+    """A call to a LocalServer of this process (`share_in_process`), with LocalCall's
+    interface. Handlers that answer later (RecvTensor, CleanupGraph) run at once; a
+    RunGraph, which blocks until its step ends, runs in `finish()` on the waiting thread."""
+
+    _RUN_IN_FINISH = frozenset({RUN_GRAPH})
+
+    def __init__(self, server: LocalServer, peer: str, method: int, payload: bytes,
+                 timeout: float | None) -> None:
+        self._server = server
+        self._peer = peer
+        self._method = method
+        self._payload = memoryview(payload)
+        self._timeout = timeout
+        self._done = threading.Event()
+        self._answer: tuple[int, bytes] | None = None
+        self._cancelled = False
+        self._lock = threading.Lock()
+        if method not in self._RUN_IN_FINISH:
+            server.invoke(method, self._payload, timeout, self._reply)
+
+    def _reply(self, code: int, *parts: Any) -> None:
+        with self._lock:
+            if self._answer is None:
+                self._answer = (int(code), b"".join(memoryview(p).cast("B") for p in parts))
+        self._done.set()
+
+    def cancel(self) -> None:
+        self._cancelled = True
+        self._done.set()
+
+    def finish(self) -> bytes:
+        """The response bytes; raises the call's OpError."""
+        what = METHOD_NAMES.get(self._method, str(self._method))
+        if self._method in self._RUN_IN_FINISH and not self._cancelled:
+            self._server.invoke(self._method, self._payload, self._timeout, self._reply)
+        if not self._done.wait(self._timeout):
+            raise DeadlineExceededError(
+                f"Call to {self._peer} ({what}) timed out: Deadline Exceeded")
+        with self._lock:
+            answer = self._answer
+        if answer is None:  # cancelled before the answer
+            raise CancelledError(f"{what} to {self._peer} was cancelled")
+        code, body = answer
+        if code:
+            raise from_code(code, body.decode(errors="replace"))
+        return body
+
+
+# Servers other code of this process may call directly (share_in_process): socket path ->
+# server. A master hosting a worker task (`python -m master --colocate`) reaches it so.
+_in_process: dict[str, LocalServer] = {}
+_in_process_lock = threading.Lock()
+_share_in_process = False
+
+
+def share_in_process(on: bool = True) -> None:
+    """LocalServers started from now on are also callable directly from this process."""
+    global _share_in_process
+    _share_in_process = on
+
+
 class LocalClient:
     """Calls to one peer's socket, with a pool of idle connections."""
 
@@ -313,9 +385,15 @@ class LocalClient:
         self._idle: list[socket.socket] = []
         self._closed = False
 
-    def start(self, method: int, payload: bytes, timeout: float | None) -> LocalCall:
+    def start(self, method: int, payload: bytes,
+              timeout: float | None) -> LocalCall | InProcessCall:
         """Send the request now (on this thread); raises ConnectionError if the socket
-        does not connect (the caller then asks for the endpoint again or uses gRPC)."""
+        does not connect (the caller then asks for the endpoint again or uses gRPC). A
+        server shared in this process (share_in_process) is called directly."""
+        with _in_process_lock:
+            server = _in_process.get(self.path)
+        if server is not None:
+            return InProcessCall(server, self.peer, method, payload, timeout)
         conn = self._take()
         try:
             conn.sendall(_REQUEST.pack(len(payload) + 9, method, timeout or 0.0) + payload)
@@ -325,7 +403,7 @@ class LocalClient:
             conn.sendall(_REQUEST.pack(len(payload) + 9, method, timeout or 0.0) + payload)
         return LocalCall(self, conn, method, timeout)
 
-    def call(self, method: int, payload: bytes, timeout: float | None) -> bytearray:
+    def call(self, method: int, payload: bytes, timeout: float | None) -> bytes | bytearray:
         return self.start(method, payload, timeout).finish()
 
     def close(self) -> None:
@@ -401,7 +479,7 @@ class LocalPeers:
             c.close()
 
     def start(self, task: str, method: int, payload: bytes,
-              timeout: float | None) -> LocalCall | None:
+              timeout: float | None) -> LocalCall | InProcessCall | None:
         """Start a call on the task's socket; None when the task must be reached over
         gRPC (not local, or its socket is gone)."""
         client = self.client(task)

@@ -308,3 +308,49 @@ def test_cleanup_batch_over_the_socket(local_cluster):
     client.call(local_rpc.CLEANUP_BATCH, struct.pack("<q", 42), 5.0)
     assert w0.worker.rendezvous_mgr.step_ids() == []
     client.close()
+
+
+@pytest.fixture
+def shared_server(monkeypatch):
+    """A LocalServer callable directly from this process (share_in_process)."""
+    monkeypatch.setattr(local_rpc, "_share_in_process", True)
+    gate = threading.Event()
+    parked: list = []
+
+    def run(payload, timeout, reply):  # RUN_GRAPH: blocks on the caller's thread
+        reply(0, threading.current_thread().name.encode(), b"|", bytes(payload))
+
+    def later(payload, timeout, reply):  # RECV_TENSOR: answered by another thread
+        parked.append(reply)
+        gate.set()
+
+    s = local_rpc.LocalServer({local_rpc.RUN_GRAPH: run, local_rpc.RECV_TENSOR: later,
+                               FAIL: lambda p, t, r: r(3, b"bad node n2")}, "shared")
+    s.gate, s.parked = gate, parked
+    yield s
+    s.close()
+    assert s.path not in local_rpc._in_process
+
+
+def test_in_process_calls_skip_the_socket(shared_server):
+    client = local_rpc.LocalClient(shared_server.path, PEER)
+    call = client.start(local_rpc.RUN_GRAPH, b"step", 5.0)
+    assert isinstance(call, local_rpc.InProcessCall)
+    assert bytes(call.finish()) == threading.current_thread().name.encode() + b"|step"
+    assert shared_server._threads == set()  # no connection was made
+    pending = client.start(local_rpc.RECV_TENSOR, b"", 5.0)
+    assert shared_server.gate.wait(5.0)  # parked at start, before finish()
+    threading.Timer(0.05, shared_server.parked[0], args=(0, b"value")).start()
+    assert bytes(pending.finish()) == b"value"
+    with pytest.raises(InvalidArgumentError, match="bad node n2"):
+        client.call(FAIL, b"", 5.0)
+
+
+def test_in_process_call_deadline_and_cancel(shared_server):
+    client = local_rpc.LocalClient(shared_server.path, PEER)
+    with pytest.raises(DeadlineExceededError, match=f"Call to {PEER} .* timed out"):
+        client.start(local_rpc.RECV_TENSOR, b"", 0.1).finish()
+    call = client.start(local_rpc.RECV_TENSOR, b"", 30.0)
+    threading.Timer(0.05, call.cancel).start()
+    with pytest.raises(CancelledError):
+        call.finish()
