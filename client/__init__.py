@@ -54,6 +54,8 @@ from client.framework.ops import (  # noqa: F401
 from client.framework.tensor_shape import TensorShape  # noqa: F401
 from client.gradients import NotDifferentiable, RegisterGradient, gradients, no_gradient  # noqa: F401
 from client.ops.array_ops import (  # noqa: F401
+    batch_to_space,
+    batch_to_space_nd,
     boolean_mask,
     broadcast_to,
     check_numerics,
@@ -77,6 +79,8 @@ from client.ops.array_ops import (  # noqa: F401
     shape_n,
     size,
     slice,
+    space_to_batch,
+    space_to_batch_nd,
     split,
     squeeze,
     stack,

@@ -848,3 +848,101 @@ def _stack_v2(op: Any) -> list[Any]:
 @_reg("StackPushV2")
 def _stack_push_v2(op: Any) -> list[Any]:
     return [op.inputs[1].shape]
+
+
+# -- SpaceToBatch / BatchToSpace (TF's SpaceToBatchShapeHelper / BatchToSpaceShapeHelper) --
+def _merge_with_matrix(s: TensorShape, rows: int) -> None:
+    """TF's Merge(s, Matrix(rows, 2)), which only reports a mismatch here."""
+    if s.ndims is None:
+        return
+    if s.ndims != 2:
+        raise ShapeError(f"Shapes must be equal rank, but are {s.ndims} and 2")
+    for i, want in enumerate((rows, 2)):
+        if s[i] is not None and s[i] != want:
+            raise ShapeError(
+                f"Dimension {i} in both shapes must be equal, but are {s[i]} and {want}. "
+                f"Shapes are {s.debug_string()} and [{rows},2]."
+            )
+
+
+def _divide_evenly(d: int | None, by: int) -> int | None:
+    if d is not None and d % by:
+        raise ShapeError(f"Dimension size must be evenly divisible by {by} but is {d}")
+    return None if d is None else d // by
+
+
+def _subtract(d: int | None, k: int) -> int | None:
+    if d is not None and d < k:
+        raise ShapeError(f"Negative dimension size caused by subtracting {k} from {d}")
+    return None if d is None else d - k
+
+
+def _space_batch_shape(
+    op: Any,
+    x: TensorShape,
+    block_shape_shape: TensorShape,
+    block: np.ndarray | None,
+    pads_input: int,
+    to_batch: bool,
+) -> list[Any]:
+    """SpaceToBatch* (to_batch) or BatchToSpace* output shape; `block` is the constant
+    block_shape, `pads_input` the index of the paddings / crops input."""
+    if block_shape_shape.ndims != 1:
+        raise ShapeError("block_shape must have rank 1.")
+    m = block_shape_shape[0]
+    if m is None:
+        raise ShapeError("block_shape must have known size.")
+    if x.ndims is not None and x.ndims < m + 1:
+        raise ShapeError(f"Shape must be at least rank {m + 1} but is rank {x.ndims}")
+    _merge_with_matrix(_in(op, pads_input), m)
+    dims = x.as_list() if x.ndims is not None else [None] * (m + 1)
+    blocks = None if block is None else [int(b) for b in np.reshape(block, [-1])]
+    if to_batch and blocks == []:  # TF reads a constant block_shape only when non-empty
+        blocks = None
+    batch = dims[0]
+    if blocks is not None:
+        for b in blocks:
+            if b < 1:
+                raise ShapeError("block_shape must be positive")
+            if to_batch:
+                batch = None if batch is None else batch * b
+            else:
+                batch = _divide_evenly(batch, b)
+    elif m > 0:
+        batch = None
+    spatial: list[int | None] = [None] * m
+    pads = constant_value(op.inputs[pads_input])
+    if pads is not None and (not to_batch or pads.size > 0):
+        flat = [int(p) for p in np.reshape(pads, [-1])]
+        for i in range(m):
+            a, b = flat[2 * i], flat[2 * i + 1]
+            if a < 0 or b < 0:
+                raise ShapeError(f"{'paddings' if to_batch else 'crops'} cannot be negative")
+            if blocks is None:
+                continue
+            d = dims[i + 1]
+            if to_batch:
+                spatial[i] = _divide_evenly(None if d is None else d + a + b, blocks[i])
+            else:
+                spatial[i] = _subtract(_subtract(None if d is None else d * blocks[i], a), b)
+    if x.ndims is None:
+        return [UNKNOWN]
+    return [TensorShape([batch, *spatial, *dims[m + 1 :]])]
+
+
+@_reg("SpaceToBatchND", "BatchToSpaceND")
+def _space_batch_nd(op: Any) -> list[Any]:
+    block = constant_value(op.inputs[1])
+    return _space_batch_shape(op, _in(op), _in(op, 1), block, 2, op.type == "SpaceToBatchND")
+
+
+@_reg("SpaceToBatch", "BatchToSpace")
+def _space_batch(op: Any) -> list[Any]:
+    x = _in(op)
+    if x.ndims is not None and x.ndims != 4:
+        raise ShapeError(f"Shape must be rank 4 but is rank {x.ndims}")
+    if x.ndims is None:
+        x = TensorShape([None] * 4)
+    bs = _attr(op, "block_size")
+    block = np.array([bs, bs], np.int64)
+    return _space_batch_shape(op, x, TensorShape([2]), block, 1, op.type == "SpaceToBatch")

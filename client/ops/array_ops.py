@@ -12,7 +12,6 @@ from client.framework import dtypes
 from client.framework import ops as _ops
 from client.framework.op_builder import apply_op, constant, convert_to_tensor
 from client.framework.tensor_shape import TensorShape
-from common.errors import UnimplementedError
 
 newaxis = None
 
@@ -404,17 +403,42 @@ def check_numerics(tensor: Any, message: str, name: str | None = None) -> Any:
     return _out(apply_op("CheckNumerics", [tensor], {"message": message}, name))
 
 
-def _missing_runtime_op(fn: str, op_type: str) -> Any:
-    def unsupported(*args: Any, **kwargs: Any) -> Any:
-        raise UnimplementedError(
-            f"tf.{fn} builds a {op_type} op, and the runtime registers no {op_type} kernel"
-        )
-
-    unsupported.__name__ = fn
-    return unsupported
+def space_to_batch_nd(input: Any, block_shape: Any, paddings: Any, name: str | None = None) -> Any:
+    return _out(apply_op("SpaceToBatchND", [input, block_shape, paddings], {}, name))
 
 
-batch_to_space = _missing_runtime_op("batch_to_space", "BatchToSpaceND")
-batch_to_space_nd = _missing_runtime_op("batch_to_space_nd", "BatchToSpaceND")
-space_to_batch = _missing_runtime_op("space_to_batch", "SpaceToBatchND")
-space_to_batch_nd = _missing_runtime_op("space_to_batch_nd", "SpaceToBatchND")
+def batch_to_space_nd(input: Any, block_shape: Any, crops: Any, name: str | None = None) -> Any:
+    return _out(apply_op("BatchToSpaceND", [input, block_shape, crops], {}, name))
+
+
+def _block_size(block_size: Any, block_shape: Any) -> Any:
+    """TF1's deprecated_argument_lookup("block_shape", ..., "block_size", ...)."""
+    if block_shape is not None:
+        if block_size is not None:
+            raise ValueError("Cannot specify both 'block_size' and 'block_shape'.")
+        return block_shape
+    return block_size
+
+
+def space_to_batch(
+    input: Any,
+    paddings: Any,
+    block_size: Any = None,
+    name: str | None = None,
+    block_shape: Any = None,
+) -> Any:
+    """tf.compat.v1.space_to_batch: SpaceToBatchND with a square int64 block, rank 4."""
+    size = _block_size(block_size, block_shape)
+    result = space_to_batch_nd(input, np.array([size, size], dtype=np.int64), paddings, name=name)
+    result.set_shape(result.get_shape().with_rank(4))
+    return result
+
+
+def batch_to_space(
+    input: Any, crops: Any, block_size: Any, name: str | None = None, block_shape: Any = None
+) -> Any:
+    """tf.compat.v1.batch_to_space: BatchToSpaceND with a square int64 block, rank 4."""
+    size = _block_size(block_size, block_shape)
+    result = batch_to_space_nd(input, np.array([size, size], dtype=np.int64), crops, name=name)
+    result.set_shape(result.get_shape().with_rank(4))
+    return result

@@ -824,6 +824,29 @@ def _pad_grad(op: Any, grad: Any) -> Any:
     return [x_grad, None] + ([None] if op.type == "PadV2" else [])
 
 
+@RegisterGradient("SpaceToBatchND")
+def _space_to_batch_nd_grad(op: Any, grad: Any) -> Any:
+    # The opposite op, the paddings becoming the crops (TF's array_grad.py).
+    return [array_ops.batch_to_space_nd(grad, op.inputs[1], op.inputs[2]), None, None]
+
+
+@RegisterGradient("BatchToSpaceND")
+def _batch_to_space_nd_grad(op: Any, grad: Any) -> Any:
+    return [array_ops.space_to_batch_nd(grad, op.inputs[1], op.inputs[2]), None, None]
+
+
+@RegisterGradient("SpaceToBatch")
+def _space_to_batch_grad(op: Any, grad: Any) -> Any:
+    block_size = op.get_attr("block_size")
+    return [array_ops.batch_to_space(grad, op.inputs[1], block_size=block_size), None]
+
+
+@RegisterGradient("BatchToSpace")
+def _batch_to_space_grad(op: Any, grad: Any) -> Any:
+    block_size = op.get_attr("block_size")
+    return [array_ops.space_to_batch(grad, op.inputs[1], block_size=block_size), None]
+
+
 @RegisterGradient("BroadcastTo")
 def _broadcast_to_grad(op: Any, grad: Any) -> Any:
     x = op.inputs[0]

@@ -1,6 +1,6 @@
 """Client, gradients: GatherV2 along any axis and with batch_dims, and the second-order
-BiasAdd gradient (BiasAddGrad's own gradient) in NHWC and NCHW, compared with TensorFlow;
-batch_to_space / space_to_batch name the runtime op they lack."""
+BiasAdd gradient (BiasAddGrad's own gradient) in NHWC and NCHW, compared with TensorFlow.
+(batch_to_space / space_to_batch: tests/client/test_space_batch.py.)"""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ import pytest
 
 import client
 from client.framework.op_builder import apply_op
-from client.ops import array_ops
 
 tf_real = pytest.importorskip("tensorflow")
 tf1 = tf_real.compat.v1
@@ -116,14 +115,3 @@ def test_bias_add_grad_grad_nchw_is_the_channel_tiled_gradient():
             got = sess.run(dv, {v: np.zeros([2, 3, 2, 2], np.float32)})
     want = np.broadcast_to(c_value[None, :, None, None], (2, 3, 2, 2))
     np.testing.assert_array_equal(got, want)
-
-
-@pytest.mark.parametrize(
-    "fn", ["batch_to_space", "batch_to_space_nd", "space_to_batch", "space_to_batch_nd"]
-)
-def test_space_batch_ops_name_the_missing_runtime_op(fn):
-    op = "BatchToSpaceND" if fn.startswith("batch") else "SpaceToBatchND"
-    with client.Graph().as_default():
-        x = client.zeros([4, 1, 1, 1])
-        with pytest.raises(client.errors.UnimplementedError, match=op):
-            getattr(array_ops, fn)(x, [2, 2], [[0, 0], [0, 0]])
