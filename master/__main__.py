@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from common import blas_env
 
-blas_env.configure()  # before anything imports numpy (constant folding runs kernels)
+# Before anything imports numpy. Single-threaded BLAS as in workers: a worker task may run
+# in this process (--colocate), and the master's own constant folding needs no BLAS threads.
+blas_env.configure(single_thread=True)
 
 import argparse  # noqa: E402
 import logging  # noqa: E402
