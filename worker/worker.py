@@ -252,5 +252,10 @@ class Worker:
         with self._lock:
             self._shutdown = True
         self.rendezvous_mgr.abort_all(AbortedError(f"Worker {self.task_name} is shutting down"))
+        with self._lock:
+            mgrs = list(self._sessions.values())
+        for mgr in mgrs:  # partial runs: executors stopped above; free them and their timers
+            for step_id in mgr.partial_step_ids():
+                mgr.abort_partial(step_id)
         self.recv_client.close()
         self.worker_cache.close()

@@ -229,3 +229,20 @@ def test_cli_flag():
     base = ["--cluster", "c.yaml", "--job", "worker", "--task", "0"]
     assert parse_args(base).partial_run_idle_timeout is None
     assert parse_args([*base, "--partial-run-idle-timeout", "2.5"]).partial_run_idle_timeout == 2.5
+
+
+def test_worker_shutdown_frees_partial_runs_and_their_idle_deadlines(start_worker):
+    server, stub = start_worker(idle=TIMEOUT)  # would not idle out during the test
+    handle = _counter(server, stub)
+    s1 = _fetch_key(server, "s1:0", CPU1)
+    one = _prun(
+        stub, handle, 6, send=[(_pinned_feed(server, "x:0", CPU1), np.float32(3))], recv_key=[s1]
+    )
+    assert _value(one) == 4.0
+    mgr = _mgr(server)
+    step = mgr._partials[6].step
+    watching = DEADLINES.pending()
+    server.stop(grace=0)
+    assert mgr.partial_step_ids() == []
+    assert step.finished.wait(TIMEOUT)
+    assert DEADLINES.pending() < watching  # its idle deadline was cancelled
