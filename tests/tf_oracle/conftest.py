@@ -22,6 +22,7 @@ IMPLEMENTED_TAGS = {
     "control_flow_v1",
     "control_flow_v2",
     "gradients",
+    "gradients_v2",
     "training",
     "random",
     "extra_ops",

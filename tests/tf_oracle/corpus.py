@@ -28,6 +28,7 @@ FAMILIES = frozenset(
         "control_flow_v1",
         "control_flow_v2",
         "gradients",
+        "gradients_v2",
         "training",
         "strings",
         "random",
@@ -197,7 +198,13 @@ def export(c: Case, tf: Any, directory: Path) -> Exported:
 
 def load_cases() -> dict[str, Case]:
     """Imports the case modules (they register on import) and returns the registry."""
-    from . import cases_array, cases_data_flow, cases_families, cases_inference  # noqa: F401
+    from . import (  # noqa: F401
+        cases_array,
+        cases_data_flow,
+        cases_families,
+        cases_gradients_v2,
+        cases_inference,
+    )
 
     return CASES
 
