@@ -82,8 +82,13 @@ def _binary_kernel(fn: Fn) -> Callable[[KernelConstruction], Callable]:
             # Fast paths (benchmarks: a scalar AddV2 ~0.3 us instead of ~2 us): two numpy
             # scalars, or two arrays, of the output dtype and the same shape go straight to
             # the operator or `fn`.
-            tx = type(x)
-            if tx is scalar_t and type(y) is tx:
+            tx, ty = type(x), type(y)
+            if scalar_op is not None:  # 0-d arrays (fed, received, Const) as scalars
+                if tx is np.ndarray and x.shape == () and x.dtype.type is scalar_t:
+                    x, tx = x[()], scalar_t
+                if ty is np.ndarray and y.shape == () and y.dtype.type is scalar_t:
+                    y, ty = y[()], scalar_t
+            if tx is scalar_t and ty is tx:
                 if scalar_op is not None:
                     if fp_errors_ignored():
                         z = scalar_op(x, y)
@@ -91,7 +96,7 @@ def _binary_kernel(fn: Fn) -> Callable[[KernelConstruction], Callable]:
                         with np.errstate(all="ignore"):
                             z = scalar_op(x, y)
                     return [z if type(z) is tx else mu.as_type(z, out)]
-            elif not (fast and tx is type(y) and tx is np.ndarray):
+            elif not (fast and tx is ty and tx is np.ndarray):
                 return _binary_general(fn, out, x, y)
             if x.dtype != out or y.dtype != out or x.shape != y.shape:
                 return _binary_general(fn, out, x, y)

@@ -24,7 +24,7 @@ from common.ops import math_util, registry
 from common.session import Session
 from common.tensor import from_numpy
 from protos import attr_value_pb2, graph_pb2
-from tests.common.ops import run_kernel
+from tests.common.ops import kernel_construction, run_kernel
 
 DEVICE = "/job:localhost/replica:0/task:0/device:CPU:0"
 F32, F64, I32 = np.float32, np.float64, np.int32
@@ -171,3 +171,25 @@ def test_kernels_on_the_pool_and_after_async_done_run_without_warnings():
         executor.run(StepState(1, DEVICE, call_frame=frame), timeout=20)
         assert np.isnan(frame.retvals[0]) and frame.retvals[1] == np.inf
         assert type(frame.retvals[1]) is F32
+
+
+def test_scalar_math_takes_zero_d_arrays_too():
+    """Fed, received and Const scalars are 0-d arrays: AddV2/Sub/Mul give the same value and
+    type as with numpy scalars (numpy's 0-d ufunc result is a scalar too)."""
+
+    def compute(op, x, y):
+        kc = kernel_construction(op, [x, y], T=DataType.DT_FLOAT)
+        return registry.lookup_kernel(op, "CPU", "", kc.node_name).factory(kc)(None, [x, y])
+
+    for op, expect in (("AddV2", 5.0), ("Sub", -1.0), ("Mul", 6.0)):
+        for x, y in ((np.array(2, np.float32), np.float32(3)),
+                     (np.float32(2), np.array(3, np.float32)),
+                     (np.array(2, np.float32), np.array(3, np.float32))):
+            (z,) = compute(op, x, y)
+            assert type(z) is np.float32 and z == expect, (op, type(x), type(y))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        (big,) = compute("Mul", np.array(3e38, np.float32), np.float32(10))
+    assert np.isinf(big) and type(big) is np.float32
+    (mixed,) = compute("AddV2", np.array(1, np.float32), np.arange(3, dtype=np.float32))
+    assert mixed.tolist() == [1.0, 2.0, 3.0]
