@@ -14,6 +14,7 @@ from common.ops import (  # noqa: F401  (imported for their registrations)
     math_ops,
     misc_ops,
     nn_ops,
+    optional_ops,
     queue_ops,
     random_ops,
     reduction_ops,

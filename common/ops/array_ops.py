@@ -19,6 +19,7 @@ import numpy as np
 from common import dtypes
 from common.dtypes import DataType
 from common.errors import InvalidArgumentError
+from common.ops import variant_ops
 from common.ops.registry import (
     KernelConstruction,
     OpKernelContext,
@@ -477,6 +478,8 @@ register_op(
 
 @one_output_kernel("ZerosLike")
 def _zeros_like(k: KernelConstruction, x: np.ndarray) -> np.ndarray:
+    if k.attr("T") == DataType.DT_VARIANT:  # the variant's own zeros (TensorList, Optional)
+        return variant_ops.zeros_like_variant(np.asarray(x), k.node_name)
     if x.dtype == object:
         out = np.empty(np.shape(x), dtype=object)
         out.fill(b"")

@@ -28,6 +28,7 @@ from common import dtypes
 from common import tensor as tensor_util
 from common.dtypes import DataType
 from common.errors import InvalidArgumentError
+from common.ops import variant_ops
 from common.ops.array_ops import shape_str
 from common.ops.registry import KernelConstruction, OpKernelContext, register_kernel, register_op
 from common.tensor_shape import shape_from_proto, shape_string, shape_to_proto
@@ -154,6 +155,55 @@ def decode_tensor_list(proto: tensor_util.VariantTensorDataProto) -> TensorList:
 tensor_util.register_variant_codec(
     TENSOR_LIST_TYPE_NAME, TensorList, encode_tensor_list, decode_tensor_list
 )
+
+
+# ---------------------------------------------------------------------------------------
+# Variant arithmetic (TF's TensorListZerosLike / TensorListBinaryAdd in list_kernels.h and
+# tensor_list_util.cc): what ZerosLike and AddN do to the gradients of lists
+# ---------------------------------------------------------------------------------------
+
+
+def _list_zeros_like(tl: TensorList, node_name: str) -> TensorList:
+    # TF copies dtype and element_shape only (max_num_elements back to -1); an item
+    # never set stays unset.
+    items = tuple(
+        None if item is None else variant_ops.zeros_like_tensor(item, node_name)
+        for item in tl.items
+    )
+    return TensorList(tl.element_dtype, tl.element_shape, items)
+
+
+def _list_add(a: TensorList, b: TensorList, node_name: str) -> TensorList:
+    if dtypes.base(a.element_dtype) != dtypes.base(b.element_dtype):
+        raise InvalidArgumentError(
+            "Trying to add two lists of tensors of different dtypes. One is "
+            f"{_dtype_name(a.element_dtype)} and the other is {_dtype_name(b.element_dtype)}",
+            node_name,
+        )
+    try:
+        shape = merge_shapes(a.element_shape, b.element_shape)
+    except InvalidArgumentError:
+        raise InvalidArgumentError(
+            "Trying to add two lists of tensors with incompatible element shapes. One is "
+            f"{shape_string(a.element_shape)} and the other is "
+            f"{shape_string(b.element_shape)}",
+            node_name,
+        ) from None
+    if len(a.items) != len(b.items):
+        raise InvalidArgumentError(
+            "Trying to add two lists of tensors with different lengths. One is "
+            f"{len(a.items)} and the other is {len(b.items)}",
+            node_name,
+        )
+    # BinaryAddTensors: an uninitialized item (DT_INVALID) adds as the other one.
+    items = tuple(
+        y if x is None else x if y is None else variant_ops.add_tensors(x, y, node_name)
+        for x, y in zip(a.items, b.items)
+    )
+    return TensorList(a.element_dtype, shape, items)
+
+
+variant_ops.register_variant_ops(TensorList, _list_zeros_like, _list_add)
 
 
 # ---------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ import numpy as np
 from common.dtypes import DataType
 from common.errors import InvalidArgumentError
 from common.ops import math_util as mu
+from common.ops import variant_ops
 from common.ops.registry import KernelConstruction, register_kernel, register_op
 
 _NUMBER = (
@@ -35,6 +36,7 @@ _ARG_T = (
 
 
 def _add_n(kc: KernelConstruction) -> Callable:
+    variant = kc.output_types[0] == DataType.DT_VARIANT
     out = mu.np_type(kc.output_types[0])
 
     def compute(ctx, inputs: list) -> list:
@@ -45,6 +47,11 @@ def _add_n(kc: KernelConstruction) -> Callable:
                     "Inputs to operation AddN must have the same size and shape.  Input 0: "
                     f"{mu.shape_str(xs[0].shape)} != input {i}: {mu.shape_str(x.shape)}"
                 )
+        if variant:  # TF's AddNOp<Variant>: the variant's registered ADD, pairwise
+            total = xs[0]
+            for x in xs[1:]:
+                total = variant_ops.add_variants(total, x, kc.node_name)
+            return [total]
         acc = mu.upcast(xs[0]).copy()
         with np.errstate(all="ignore"):
             for x in xs[1:]:
