@@ -138,3 +138,96 @@ def grad_v2_nested_while(tf: Any, rng: Rng) -> Built:
     _, v = tf.while_loop(lambda i, v: i < 3, outer, [0, x])
     loss = tf.reduce_sum(v)
     return Built({x: _f32(rng, 2)}, [v, *tf.gradients(loss, [x])])
+
+
+@case("gradients_v2")
+def grad_v2_scan_and_max_iterations(tf: Any, rng: Rng) -> Built:
+    # tf.scan (a v2 While over TensorArrays) and a loop cut short by maximum_iterations.
+    xs = tf.placeholder(tf.float32, [4, 2], name="xs")
+    a = tf.placeholder(tf.float32, [2], name="a")
+    ys = tf.scan(lambda acc, x: acc * a + tf.sin(x), xs, initializer=tf.ones([2]))
+    _, v = tf.while_loop(
+        lambda i, v: i < 100, lambda i, v: (i + 1, v * a + 1.0), [0, a], maximum_iterations=3
+    )
+    loss = tf.reduce_sum(ys * ys) + tf.reduce_sum(v)
+    return Built({xs: _f32(rng, 4, 2), a: _f32(rng, 2)}, [ys, v, *tf.gradients(loss, [xs, a])])
+
+
+@case("gradients_v2")
+def grad_v2_nested_cond_stop_gradient(tf: Any, rng: Rng) -> Built:
+    p = tf.placeholder(tf.bool, [], name="p")
+    q = tf.placeholder(tf.bool, [], name="q")
+    x = tf.placeholder(tf.float32, [3], name="x")
+
+    def inner_true() -> Any:
+        return tf.cond(q, lambda: x * tf.stop_gradient(x), lambda: tf.exp(x))
+
+    y = tf.cond(p, inner_true, lambda: tf.cos(x))
+    y2 = tf.cond(q, lambda: tf.cond(p, lambda: tf.tanh(x), lambda: x), lambda: -x)
+    loss = tf.reduce_sum(y * x) + tf.reduce_sum(y2)
+    feeds = {p: np.bool_(True), q: np.bool_(False), x: _f32(rng, 3)}
+    return Built(feeds, [y, y2, *tf.gradients(loss, [x])])
+
+
+@case("gradients_v2", "variables", cli=False)
+def grad_v2_train_variable_in_loop(tf: Any, rng: Rng) -> Built:
+    # A resource variable read inside the loop body and inside a cond: training steps
+    # through the While and If gradients (the captured handle's gradient is its read's).
+    x = tf.placeholder(tf.float32, [4, 2], name="x")
+    w = tf.get_variable("w", initializer=_f32(rng, 2, 2) * 0.5, use_resource=True)
+    b = tf.get_variable("b", initializer=np.zeros(2, np.float32), use_resource=True)
+
+    def body(i: Any, h: Any) -> Any:
+        h = tf.tanh(tf.matmul(h, w) + b)
+        return i + 1, tf.cond(i < 1, lambda: h * 2.0, lambda: h + b)
+
+    _, h = tf.while_loop(lambda i, h: i < 3, body, [0, x])
+    loss = tf.reduce_mean(tf.square(h - 0.25), name="loss")
+    train = tf.train.GradientDescentOptimizer(0.3).minimize(loss)
+    init = tf.global_variables_initializer()
+    fetches = [loss, w.read_value(), b.read_value()]
+    return Built({x: _f32(rng, 4, 2)}, fetches, [init], [train], 3)
+
+
+@case("gradients_v2")
+def grad_v2_zero_iterations_and_gather(tf: Any, rng: Rng) -> Built:
+    # A loop that runs zero times (empty accumulators) and one whose body gathers rows of
+    # a captured table (an IndexedSlices gradient leaving the While's gradient).
+    x = tf.placeholder(tf.float32, [3], name="x")
+    n = tf.placeholder(tf.int32, [], name="n")
+    table = tf.placeholder(tf.float32, [5, 3], name="table")
+    _, y = tf.while_loop(lambda i, v: i < n, lambda i, v: (i + 1, v * x), [0, x])
+
+    def body(i: Any, v: Any) -> Any:
+        return i + 1, v + tf.gather(table, i % 5) * v
+
+    _, z = tf.while_loop(lambda i, v: i < 7, body, [0, x])
+    loss = tf.reduce_sum(y) + tf.reduce_sum(z)
+    feeds = {x: _f32(rng, 3), n: np.int32(0), table: _f32(rng, 5, 3) * 0.3}
+    return Built(feeds, [y, z, *tf.gradients(loss, [x, table])])
+
+
+@case("gradients_v2")
+def grad_v2_nested_map_fn_dynamic_tensor_array(tf: Any, rng: Rng) -> Built:
+    xs = tf.placeholder(tf.float32, [3, 4], name="xs")
+    inner = tf.map_fn(lambda row: tf.map_fn(lambda e: tf.sin(e) * e, row), xs)
+    ta = tf.TensorArray(tf.float32, size=0, dynamic_size=True)
+
+    def body(i: Any, ta: Any) -> Any:
+        return i + 1, ta.write(i, tf.reduce_sum(xs[i] * tf.cast(i + 1, tf.float32)))
+
+    _, ta = tf.while_loop(lambda i, ta: i < 3, body, [0, ta])
+    picked = ta.gather([2, 0])
+    loss = tf.reduce_sum(inner) + tf.reduce_sum(picked * picked)
+    return Built({xs: _f32(rng, 3, 4)}, [inner, picked, *tf.gradients(loss, [xs])])
+
+
+@case("gradients_v2", "pinned", min_devices=3)
+def grad_v2_pinned_loop_and_cond(tf: Any, rng: Rng) -> Built:
+    x = tf.placeholder(tf.float32, [2, 2], name="x")
+    with tf.device("/device:CPU:1"):
+        _, h = tf.while_loop(lambda i, h: i < 3, lambda i, h: (i + 1, tf.matmul(h, x)), [0, x])
+    with tf.device("/device:CPU:2"):
+        y = tf.cond(tf.reduce_sum(h) > 0.0, lambda: tf.square(h), lambda: tf.sin(h))
+    loss = tf.reduce_sum(y)
+    return Built({x: _f32(rng, 2, 2)}, [h, y, *tf.gradients(loss, [x])])

@@ -172,3 +172,20 @@ def test_list_zeros_like_and_add_match_tensorflow() -> None:
     ours = a_list(f32(1, 2), f32(3, 4))
     np.testing.assert_array_equal(np.stack(list_of(zeros_like(ours), "n").items), z.numpy())
     np.testing.assert_array_equal(np.stack(list_of(add_n(ours, ours), "n").items), s.numpy())
+
+
+@pytest.mark.parametrize("has_value", [True, False])
+def test_optional_tensor_bytes_match_tensorflows_serialization(has_value: bool) -> None:
+    tf = pytest.importorskip("tensorflow")
+    if has_value:
+        theirs = tf.raw_ops.OptionalFromValue(components=[tf.constant([1.0, 2.0])])
+        ours = Optional((f32(1, 2),))
+    else:
+        theirs, ours = tf.raw_ops.OptionalNone(), Optional()
+    proto = tensor_util.TensorProto.FromString(tf.io.serialize_tensor(theirs).numpy())
+    mine = tensor_util.as_proto_tensor_content(optional_value(ours))
+    assert (mine.dtype, mine.tensor_content) == (proto.dtype, proto.tensor_content)
+    back = tensor_util.to_numpy(proto).item()
+    assert isinstance(back, Optional) and back.has_value == has_value
+    for got, want in zip(back.values or (), ours.values or ()):
+        np.testing.assert_array_equal(got, want)
