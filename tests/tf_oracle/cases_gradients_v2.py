@@ -231,3 +231,17 @@ def grad_v2_pinned_loop_and_cond(tf: Any, rng: Rng) -> Built:
         y = tf.cond(tf.reduce_sum(h) > 0.0, lambda: tf.square(h), lambda: tf.sin(h))
     loss = tf.reduce_sum(y)
     return Built({x: _f32(rng, 2, 2)}, [h, y, *tf.gradients(loss, [x])])
+
+
+@case("gradients_v2")
+def grad_v2_cond_and_tensor_array_second_order(tf: Any, rng: Rng) -> Built:
+    p = tf.placeholder(tf.bool, [], name="p")
+    x = tf.placeholder(tf.float32, [3], name="x")
+    y = tf.cond(p, lambda: tf.sin(x) * x, lambda: x * x * x)
+    (g,) = tf.gradients(tf.reduce_sum(y), [x])
+    (gg,) = tf.gradients(tf.reduce_sum(g), [x])
+    ta = tf.TensorArray(tf.float32, size=3)
+    _, ta = tf.while_loop(lambda i, ta: i < 3, lambda i, ta: (i + 1, ta.write(i, x * x)), [0, ta])
+    (h,) = tf.gradients(tf.reduce_sum(ta.stack() * x), [x])
+    (hh,) = tf.gradients(tf.reduce_sum(h), [x])
+    return Built({p: np.bool_(True), x: _f32(rng, 3)}, [g, gg, h, hh])
