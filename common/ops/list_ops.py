@@ -53,19 +53,12 @@ class TensorList:
 
 def list_value(tl: TensorList) -> np.ndarray:
     """The DT_VARIANT scalar holding `tl`."""
-    out = np.empty((), dtype=object)
-    out[()] = tl
-    return out
+    return variant_ops.variant_scalar(tl)
 
 
 def list_of(value: Any, node_name: str) -> TensorList:
     """The TensorList a DT_VARIANT input holds."""
-    v = value.item() if isinstance(value, np.ndarray) and value.dtype == object else value
-    if not isinstance(v, TensorList):
-        raise InvalidArgumentError(
-            f"Input handle is not a list. Saw: '{type(v).__name__}'", node_name
-        )
-    return v
+    return variant_ops.held(value, TensorList, "Input handle is not a list.", node_name)
 
 
 # ---------------------------------------------------------------------------------------

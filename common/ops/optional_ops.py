@@ -40,19 +40,14 @@ class Optional:
 
 def optional_value(opt: Optional) -> np.ndarray:
     """The DT_VARIANT scalar holding `opt`."""
-    out = np.empty((), dtype=object)
-    out[()] = opt
-    return out
+    return variant_ops.variant_scalar(opt)
 
 
 def optional_of(value: Any, node_name: str) -> Optional:
     """The Optional a DT_VARIANT input holds."""
-    v = value.item() if isinstance(value, np.ndarray) and value.dtype == object else value
-    if not isinstance(v, Optional):
-        raise InvalidArgumentError(
-            f"Input tensor must contain an Optional. Saw: '{type(v).__name__}'", node_name
-        )
-    return v
+    return variant_ops.held(
+        value, Optional, "Input tensor must contain an Optional.", node_name
+    )
 
 
 # ---------------------------------------------------------------------------------------

@@ -11,12 +11,13 @@ thread-safe. Every function here returns new values: variants are immutable.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 from common.errors import InvalidArgumentError
 
+V = TypeVar("V")
 ZerosLikeFn = Callable[[Any, str], Any]
 AddFn = Callable[[Any, Any, str], Any]
 
@@ -28,6 +29,22 @@ def register_variant_ops(cls: type, zeros_like: ZerosLikeFn, add: AddFn) -> None
     """Registers `zeros_like(x, node_name)` and `add(a, b, node_name)` for variant `cls`."""
     _ZEROS_LIKE[cls] = zeros_like
     _ADD[cls] = add
+
+
+def variant_scalar(obj: Any) -> np.ndarray:
+    """The DT_VARIANT scalar holding `obj` (a TensorList, an Optional, ...)."""
+    out = np.empty((), dtype=object)
+    out[()] = obj
+    return out
+
+
+def held(value: Any, cls: type[V], not_held: str, node_name: str) -> V:
+    """The `cls` a DT_VARIANT input holds; InvalidArgumentError "<not_held> Saw: '<type>'"
+    (TensorFlow's wording per variant kind) if it holds something else."""
+    v = value.item() if isinstance(value, np.ndarray) and value.dtype == object else value
+    if not isinstance(v, cls):
+        raise InvalidArgumentError(f"{not_held} Saw: '{type(v).__name__}'", node_name)
+    return v
 
 
 def _type_name(x: Any) -> str:
