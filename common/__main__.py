@@ -22,10 +22,36 @@ import numpy as np  # noqa: E402
 
 
 def _load_feeds(path: str | None) -> dict[str, np.ndarray]:
+    """The feeds of an npz file. String feeds come as bytes (dtype "S") or unicode ("U",
+    encoded as UTF-8) arrays and are fed as DT_STRING; object arrays are refused: npz stores
+    them as pickles, and loading a pickle runs whatever code it names."""
     if not path:
         return {}
+    feeds: dict[str, np.ndarray] = {}
     with np.load(path, allow_pickle=False) as data:
-        return {key: data[key] for key in data.files}
+        for key in data.files:
+            try:
+                value = data[key]
+            except ValueError as e:
+                if "allow_pickle" not in str(e):
+                    raise
+                raise ValueError(
+                    f"feed {key!r} in {path} is an object array, stored as a pickle: refused, "
+                    "since loading a pickle can run arbitrary code. Save strings as a bytes "
+                    "array (np.array([...], dtype=bytes)) or a unicode array (dtype=str)"
+                ) from None
+            feeds[key] = _string_feed(value) if value.dtype.kind in "SU" else value
+    return feeds
+
+
+def _string_feed(value: np.ndarray) -> np.ndarray:
+    """A bytes or unicode array as a DT_STRING value (object array of bytes). numpy's "S"
+    arrays drop trailing NUL bytes, so such strings cannot be fed through npz."""
+    out = np.empty(value.shape, dtype=object)
+    flat = out.reshape(-1)
+    for i, item in enumerate(value.reshape(-1).tolist()):
+        flat[i] = item.encode("utf-8") if isinstance(item, str) else item
+    return out
 
 
 def _save_outputs(path: str, names: list[str], values: list[np.ndarray]) -> None:
