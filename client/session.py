@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import abc
 import contextlib
-import random
+import secrets
 import threading
 from collections.abc import Iterator
 from types import TracebackType
@@ -644,8 +644,10 @@ class _RemoteCallable:
 
 
 def _request_id() -> int:
-    """A random non-zero int64 (TF's client draws it from the whole signed range)."""
-    return random.getrandbits(63) + 1
+    """A random non-zero int64 (TF's client draws it from the whole signed range). From
+    the OS's generator: the global `random` is seeded alike by every seeded script, and
+    two clients drawing equal ids would share the master's retry cache entries."""
+    return secrets.randbits(63) + 1
 
 
 class Session(BaseSession):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import os
-import random
+import secrets
 import threading
 from typing import Any
 
@@ -39,7 +39,7 @@ def thread_pool() -> concurrent.futures.ThreadPoolExecutor:
 
 def new_incarnation() -> int:
     """A random non-zero uint64 (TensorFlow's random::New64)."""
-    return random.getrandbits(64) or 1
+    return secrets.randbits(64) or 1
 
 
 class Device:

@@ -23,7 +23,7 @@ kernels are in common.ops.io_ops); a writer or reader is used by one thread at a
 from __future__ import annotations
 
 import os
-import random
+import secrets
 import struct
 from collections.abc import Iterable, Sequence
 from typing import BinaryIO
@@ -300,7 +300,7 @@ def data_filename(prefix: str, shard_id: int, num_shards: int) -> str:
 
 
 def _temp_name(path: str) -> str:
-    return f"{path}.tempstate{random.getrandbits(64)}"
+    return f"{path}.tempstate{secrets.randbits(64)}"
 
 
 def _makedirs(prefix: str) -> None:

@@ -3,8 +3,9 @@ MasterService operation, free of gRPC types on its API except the protos it pass
 
 CreateSession discovers the cluster's devices (GetStatus on every task, in parallel) and
 creates a worker session on every task; CloseSession deletes them. RunStep de-duplicates
-retries by request_id (TensorFlow's client re-sends an identical request on UNAVAILABLE):
-a retry of a step in flight waits for it, a retry of a finished step gets its answer.
+retries by (session, request_id) (master.retry_cache; TensorFlow's client re-sends an
+identical request on UNAVAILABLE): a retry of a step in flight waits for it, a retry of a
+finished step gets its answer, a reused id with a different request is an InvalidArgument.
 Reset clears containers on every worker (CleanupAll) and closes every session.
 
 Thread-safe: one lock guards the tables; sessions serialize their own state.
@@ -12,8 +13,6 @@ Thread-safe: one lock guards the tables; sessions serialize their own state.
 
 from __future__ import annotations
 
-import collections
-import concurrent.futures
 import copy
 import logging
 import threading
@@ -27,6 +26,7 @@ from common.errors import AbortedError, InvalidArgumentError, OpError, as_op_err
 from common.subgraph import DeviceInfo
 from master.master_session import DeviceEntry, MasterSession, task_of
 from master.partition_runner import PartitionRunner, WorkerCalls, new_id
+from master.retry_cache import RetryCache, fingerprint
 from protos import (
     config_pb2,
     device_attributes_pb2,
@@ -41,8 +41,6 @@ log = logging.getLogger(__name__)
 CLIENT_DEVICE = "/job:master/replica:0/task:0/device:CPU:0"
 DEFAULT_DEVICE = "/job:worker/task:0"
 DEFAULT_RPC_TIMEOUT = 30.0
-# Remembered RunStep answers, for retried requests.
-_DEDUP_ENTRIES = 256
 # Reconnect quickly to a restarted worker (gRPC's default backoff grows to minutes).
 WORKER_CHANNEL_OPTIONS = (
     ("grpc.initial_reconnect_backoff_ms", 200),
@@ -78,9 +76,7 @@ class Master:
         self.client_device = DeviceInfo(client_device, new_id(64))
         self._lock = threading.Lock()
         self._sessions: dict[str, MasterSession] = {}
-        self._steps: collections.OrderedDict[int, concurrent.futures.Future] = (
-            collections.OrderedDict()
-        )
+        self._retries = RetryCache()
 
     # -- devices ---------------------------------------------------------------------------
     def _discover(self) -> list[DeviceEntry]:
@@ -173,6 +169,7 @@ class Master:
     def _close(self, session: MasterSession) -> None:
         """Close a session just removed from the table."""
         metrics.MASTER_SESSIONS.dec()
+        self._retries.forget_session(session.handle)
         session.close()
         requests = {
             t: worker_pb2.DeleteWorkerSessionRequest(session_handle=session.handle)
@@ -206,14 +203,8 @@ class Master:
             return self._run_step(
                 handle, feeds, fetches, targets, options, partial_run_handle, metadata
             )
-        with self._lock:
-            future = self._steps.get(request_id)
-            owner = future is None
-            if owner:
-                future = self._steps[request_id] = concurrent.futures.Future()
-                while len(self._steps) > _DEDUP_ENTRIES:
-                    self._steps.popitem(last=False)
-        assert future is not None
+        digest = fingerprint(feeds, fetches, targets, options, partial_run_handle)
+        future, owner = self._retries.claim((handle, request_id), digest)
         if not owner:
             try:
                 return future.result()

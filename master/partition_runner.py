@@ -23,7 +23,7 @@ from __future__ import annotations
 import concurrent.futures
 import dataclasses
 import functools
-import random
+import secrets
 import threading
 import time
 from collections.abc import Callable, Collection, Iterable, Sequence
@@ -54,8 +54,10 @@ _RECV_OPS = frozenset({"_Recv", "_HostRecv"})
 
 
 def new_id(bits: int = 63) -> int:
-    """A random non-zero id below 2**bits (step ids: < 2**57, as TensorFlow)."""
-    return random.getrandbits(bits) or 1
+    """A random non-zero id below 2**bits (step ids: < 2**57, as TensorFlow). From the
+    OS's generator (`secrets`), never the global `random` a user's program may seed: ids
+    and session handles must differ between processes and not be guessable."""
+    return secrets.randbits(bits) or 1
 
 
 class WorkerCalls:
