@@ -50,7 +50,7 @@ class ResourceMgr:
     def __init__(self) -> None:
         # Reentrant: a finalizer may run at any allocation made under the lock (a
         # creator's, or a dropped container's resources) and use this manager again, as
-        # dataset_iterators._PrivateName.__del__ does; a plain Lock deadlocked the worker.
+        # data.iterators._PrivateName.__del__ does; a plain Lock deadlocked the worker.
         self._lock = threading.RLock()
         self._containers: dict[str, dict[str, Any]] = {}
 

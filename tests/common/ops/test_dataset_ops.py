@@ -21,11 +21,11 @@ from common.errors import (
     OutOfRangeError,
 )
 from common.graph.constructor import convert_graph_def_to_graph
-from common.ops import dataset_ops
-from common.ops.dataset_base import IteratorContext, dataset_of, dataset_value
-from common.ops.dataset_shuffle import Philox, SeedGenerator
-from common.ops.dataset_sources import RangeDataset
-from common.ops.dataset_transforms import BatchDataset
+from common.ops import data as dataset_ops
+from common.ops.data.base import IteratorContext, dataset_of, dataset_value
+from common.ops.data.shuffle import Philox, SeedGenerator
+from common.ops.data.sources import RangeDataset
+from common.ops.data.transforms import BatchDataset
 from common.placer import place
 from common.session import Session
 from tests.common.ops.kernel_harness import op_def_mismatches, run
@@ -36,7 +36,7 @@ tf.compat.v1.disable_eager_execution()
 TF_GRAPH_MODE = True  # tests/conftest.py keeps TensorFlow in graph mode for this module
 
 MODULES = tuple(
-    f"common.ops.dataset_{m}"
+    f"common.ops.data.{m}"
     for m in ("base", "functions", "iterators", "shuffle", "sources", "transforms")
 )
 OPS = sorted(module_ops(*MODULES))

@@ -24,7 +24,7 @@ import random
 import threading
 
 from common.errors import InvalidArgumentError, NotFoundError
-from common.ops.dataset_base import (
+from common.ops.data.base import (
     INFINITE,
     UNKNOWN,
     Dataset,

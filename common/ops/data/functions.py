@@ -5,7 +5,7 @@ flat_map_dataset_op.cc, interleave_dataset_op.cc).
 
 A function gets an element's components followed by the tensors it captured
 (`other_arguments`), and runs through the function runtime as a child step of the step
-asking for the element (dataset_base.CapturedFunction). Parallel variants make one call at
+asking for the element (base.CapturedFunction). Parallel variants make one call at
 a time, in input order: the order TensorFlow guarantees when deterministic (Python
 bodies would gain nothing from concurrent calls under the GIL). Iterators are used under
 their own lock; datasets are immutable.
@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 
 from common.errors import InvalidArgumentError
-from common.ops.dataset_base import (
+from common.ops.data.base import (
     CapturedFunction,
     Dataset,
     DatasetFn,

@@ -34,7 +34,7 @@ from common.errors import (
     OutOfRangeError,
     as_op_error,
 )
-from common.ops.dataset_base import (
+from common.ops.data.base import (
     Dataset,
     DatasetIterator,
     Element,

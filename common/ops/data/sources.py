@@ -11,7 +11,7 @@ import numpy as np
 
 from common import dtypes
 from common.errors import InvalidArgumentError
-from common.ops.dataset_base import (
+from common.ops.data.base import (
     Dataset,
     DatasetFn,
     DatasetIterator,

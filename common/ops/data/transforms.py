@@ -4,7 +4,7 @@ DatasetCardinality, and the ops that do not change the elements (Prefetch, Optim
 Model, MaxIntraOpParallelism, PrivateThreadPool), which hand their input dataset on.
 
 Each dataset is immutable (the memory cache guards itself); each iterator is used under
-its own lock (dataset_base). TensorFlow's semantics and words: a negative Repeat count
+its own lock (base.py). TensorFlow's semantics and words: a negative Repeat count
 repeats forever (and ends at once on an empty input), a negative Take count takes all, a
 negative Skip count skips all.
 """
@@ -18,7 +18,7 @@ import numpy as np
 
 from common import dtypes
 from common.errors import InvalidArgumentError, UnimplementedError
-from common.ops.dataset_base import (
+from common.ops.data.base import (
     INFINITE,
     UNKNOWN,
     Dataset,
