@@ -2,7 +2,7 @@
 
 TensorFlow's gradients_impl in miniature: find the ops between `xs` and `ys`, walk them
 in reverse topological order with pending counts, sum each tensor's incoming gradients
-with AddN, and call the op type's registered gradient function (client.ops.gradient_fns)
+with AddN, and call the op type's registered gradient function (client.ops.gradients)
 under the name scope "gradients/<op>_grad". Variables in `xs` are differentiated through
 their resource handle (ReadVariableOp's gradient flows to the handle). v1 cond is
 supported (Switch/Merge gradients, zeros for the untaken branch), and so is v1
@@ -286,7 +286,7 @@ def _aggregated_grads(grads: dict[Any, list[list[Any]]], op: Any) -> list[Any]:
 
 
 def _call_grad_fn(op: Any, out_grads: list[Any]) -> list[Any]:
-    from client.ops import gradient_fns  # noqa: F401  (registers the gradient functions)
+    from client.ops import gradients  # noqa: F401  (registers the gradient functions)
 
     op_type = op.graph._gradient_override_map.get(op.type, op.type)
     if op_type in NOT_DIFFERENTIABLE:

@@ -1,0 +1,310 @@
+"""Client, gradients: array ops (TensorFlow's array_grad.py) -- pass-throughs (Identity,
+ReadVariableOp ...), reshapes, concat/pack/split, slices, gathers, tile, pad, space/batch."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from client.framework import dtypes
+from client.framework import ops as _ops
+from client.framework.indexed_slices import IndexedSlices, to_dense
+from client.framework.op_builder import apply_op, constant
+from client.framework.shape_fns import constant_value
+from client.gradients import RegisterGradient
+from client.ops import array_ops, math_ops
+from client.ops.gradients.util import attrs_of, op1, reduce_to
+
+
+@RegisterGradient("Identity")
+@RegisterGradient("Snapshot")
+@RegisterGradient("CheckNumerics")
+@RegisterGradient("EnsureShape")
+def _identity_grad(op: Any, grad: Any) -> Any:
+    return [grad] + [None] * (len(op.inputs) - 1)
+
+
+@RegisterGradient("ReadVariableOp")
+def _read_grad(op: Any, grad: Any) -> Any:
+    return [grad]
+
+
+@RegisterGradient("PlaceholderWithDefault")
+def _pwd_grad(op: Any, grad: Any) -> Any:
+    return [grad]
+
+
+def _reshape_to_input(op: Any, grad: Any) -> Any:
+    x = op.inputs[0]
+    shape = (
+        constant(np.array(x.shape.as_list(), np.int32))
+        if x.shape.is_fully_defined()
+        else array_ops.shape(x)
+    )
+    return array_ops.reshape(grad, shape)
+
+
+@RegisterGradient("Reshape")
+@RegisterGradient("ExpandDims")
+def _reshape_grad(op: Any, grad: Any) -> Any:
+    return [_reshape_to_input(op, grad), None]
+
+
+@RegisterGradient("Squeeze")
+def _squeeze_grad(op: Any, grad: Any) -> Any:
+    return _reshape_to_input(op, grad)
+
+
+@RegisterGradient("Transpose")
+def _transpose_grad(op: Any, grad: Any) -> Any:
+    perm = op.inputs[1]
+    return [array_ops.transpose(grad, apply_op("InvertPermutation", [perm]).outputs[0]), None]
+
+
+@RegisterGradient("ConcatV2")
+def _concat_grad(op: Any, grad: Any) -> Any:
+    values = op.inputs[:-1]
+    axis = op.inputs[-1]
+    rank = array_ops.rank(values[0])
+    axis_mod = math_ops.floormod(axis, rank)
+    shapes = array_ops.shape_n(list(values))
+    offsets = apply_op("ConcatOffset", [axis_mod, shapes]).outputs
+    out = [array_ops.slice(grad, begin, size) for begin, size in zip(offsets, shapes)]
+    return out + [None]
+
+
+@RegisterGradient("Pack")
+def _pack_grad(op: Any, grad: Any) -> Any:
+    return array_ops.unstack(grad, num=op.get_attr("N"), axis=op.get_attr("axis"))
+
+
+@RegisterGradient("Unpack")
+def _unpack_grad(op: Any, *grads: Any) -> Any:
+    return array_ops.stack(list(grads), axis=op.get_attr("axis"))
+
+
+@RegisterGradient("Split")
+def _split_grad(op: Any, *grads: Any) -> Any:
+    return None, array_ops.concat(list(grads), op.inputs[0])
+
+
+@RegisterGradient("SplitV")
+def _split_v_grad(op: Any, *grads: Any) -> Any:
+    return array_ops.concat(list(grads), op.inputs[2]), None, None
+
+
+@RegisterGradient("Slice")
+def _slice_grad(op: Any, grad: Any) -> Any:
+    x, begin = op.inputs[0], op.inputs[1]
+    rank = array_ops.rank(x)
+    in_shape = array_ops.shape(x)
+    out_shape = array_ops.shape(op.outputs[0])
+    before = array_ops.reshape(begin, array_ops.stack([rank, 1]))
+    after = array_ops.reshape(in_shape - out_shape - begin, array_ops.stack([rank, 1]))
+    paddings = array_ops.concat([before, after], 1)
+    return array_ops.pad(grad, paddings), None, None
+
+
+@RegisterGradient("StridedSlice")
+def _strided_slice_grad(op: Any, grad: Any) -> Any:
+    x, begin, end, strides = op.inputs
+    shape = (
+        constant(np.array(x.shape.as_list(), np.int32))
+        if x.shape.is_fully_defined()
+        else array_ops.shape(x)
+    )
+    attrs = attrs_of(
+        op, "begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask"
+    )
+    return op1("StridedSliceGrad", [shape, begin, end, strides, grad], attrs), None, None, None
+
+
+@RegisterGradient("StridedSliceGrad")
+def _strided_slice_grad_grad(op: Any, grad: Any) -> Any:
+    _, begin, end, strides, _ = op.inputs
+    attrs = attrs_of(
+        op, "begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask"
+    )
+    return None, None, None, None, op1("StridedSlice", [grad, begin, end, strides], attrs)
+
+
+def _indexed_slices_gather_grad(params_shape: Any, indices: Any, grad: Any) -> IndexedSlices:
+    """TF's axis-0 gather gradient: IndexedSlices whose values are `grad` reshaped to
+    [size(indices)] + params_shape[1:] and whose indices are `indices` flattened."""
+    size = array_ops.expand_dims(array_ops.size(indices), 0)
+    values_shape = array_ops.concat([size, params_shape[1:]], 0)
+    values = array_ops.reshape(to_dense(grad), values_shape)
+    return IndexedSlices(values, array_ops.reshape(indices, size), params_shape)
+
+
+def _params_shape(params: Any) -> Any:
+    # params can be large: the shape is computed where they live (as TF does).
+    with _ops.colocate_with(params):
+        return array_ops.shape(params)
+
+
+def _batch_indices(params_shape: Any, indices: Any, batch_dims: int) -> Any:
+    """TF's _GetBatchIndices: `indices` offset by each batch position, so they index the
+    params with their batch dimensions flattened into the gather dimension."""
+    dtype = indices.dtype.base_dtype
+    shape = math_ops.cast(params_shape, dtype)
+    batch_indices = indices
+    accum = array_ops.ones((), dtype=dtype)
+    for dim in range(batch_dims, 0, -1):
+        dim_value = shape[dim - 1]
+        accum = accum * shape[dim]
+        dim_indices = math_ops.range(
+            array_ops.zeros((), dtype=dtype), dim_value, array_ops.ones((), dtype=dtype)
+        )
+        dim_shape = array_ops.concat(
+            [
+                array_ops.tile([1], [dim - 1]),
+                array_ops.reshape(math_ops.cast(dim_value, dtypes.int32), [1]),
+                array_ops.tile([1], array_ops.reshape(array_ops.rank(indices) - dim, [1])),
+            ],
+            0,
+        )
+        batch_indices = batch_indices + array_ops.reshape(dim_indices * accum, dim_shape)
+    return batch_indices
+
+
+def _batch_gather_grad(
+    params_shape: Any, values: Any, indices: Any, batch_dims: int, gather_dim_size: Any
+) -> Any:
+    """TF's _BatchGatherGrad, dense: UnsortedSegmentSum of `values` (gather dimension at
+    `batch_dims`) over `indices`, the batch dimensions flattened in and put back."""
+    indices_size = array_ops.reshape(array_ops.size(indices), [1])
+    if not batch_dims:
+        return op1(
+            "UnsortedSegmentSum",
+            [values, array_ops.reshape(indices, indices_size), gather_dim_size],
+        )
+    values_shape = array_ops.shape(values)
+    outer_shape = values_shape[:batch_dims]
+    flat_values_shape = array_ops.concat([[-1], values_shape[batch_dims:][1:]], 0)
+    num_segments = gather_dim_size * math_ops.reduce_prod(outer_shape, [0])
+    indices = array_ops.reshape(_batch_indices(params_shape, indices, batch_dims), indices_size)
+    values = array_ops.reshape(values, flat_values_shape)
+    params_grad = op1("UnsortedSegmentSum", [values, indices, num_segments])
+    return array_ops.reshape(params_grad, array_ops.concat([outer_shape, flat_values_shape], 0))
+
+
+def _gather_axis_grad(params: Any, indices: Any, axis: Any, batch_dims: int, grad: Any) -> Any:
+    """TF's _GatherV2Grad for axis != 0: the gathered axis moved to `batch_dims`, segment-
+    summed, and moved back."""
+    params_shape = array_ops.shape(params)
+    outer_shape = params_shape[:axis]
+    inner_shape = params_shape[axis:][1:]
+    values_shape = array_ops.concat([outer_shape, [-1], inner_shape], 0)
+    values_dims = array_ops.size(values_shape)
+    axis_dims = array_ops.size(outer_shape)
+    outer_batches = math_ops.range(batch_dims)
+    batch_axes = math_ops.range(batch_dims, axis_dims)
+    inner_axes = math_ops.range(axis_dims + 1, values_dims)
+    values = array_ops.reshape(grad, values_shape)
+    perm = array_ops.concat(
+        [outer_batches, array_ops.reshape(axis_dims, [1]), batch_axes, inner_axes], 0
+    )
+    params_grad = _batch_gather_grad(
+        array_ops.gather(params_shape, perm),
+        array_ops.transpose(values, perm),
+        indices,
+        batch_dims,
+        params_shape[axis],
+    )
+    inverse = array_ops.concat(
+        [outer_batches, batch_axes + 1, array_ops.reshape(batch_dims, [1]), inner_axes], 0
+    )
+    return array_ops.transpose(params_grad, inverse)
+
+
+@RegisterGradient("GatherV2")
+def _gather_v2_grad(op: Any, grad: Any) -> Any:
+    params, indices, axis = op.inputs
+    batch_dims = int(op.get_attr("batch_dims"))
+    if batch_dims < 0:
+        if indices.shape.ndims is None:
+            raise ValueError(
+                f"{op.name}: batch_dims={batch_dims} is negative and the rank of indices is unknown"
+            )
+        batch_dims += indices.shape.ndims
+    a = constant_value(axis)
+    if a is not None and int(a) == 0:
+        return _indexed_slices_gather_grad(_params_shape(params), indices, grad), None, None
+    axis_index = int(a) if a is not None else math_ops.cast(axis, dtypes.int32)
+    return _gather_axis_grad(params, indices, axis_index, batch_dims, grad), None, None
+
+
+@RegisterGradient("Gather")
+def _gather_grad(op: Any, grad: Any) -> Any:
+    return _indexed_slices_gather_grad(_params_shape(op.inputs[0]), op.inputs[1], grad), None
+
+
+@RegisterGradient("ResourceGather")
+def _resource_gather_grad(op: Any, grad: Any) -> Any:
+    handle = op.inputs[0]
+    shape = getattr(handle, "_handle_shape", None)
+    if shape is None or not shape.is_fully_defined():
+        params_shape = apply_op("VariableShape", [handle]).outputs[0]
+    else:
+        params_shape = constant(np.array(shape.as_list(), np.int32))
+    return _indexed_slices_gather_grad(params_shape, op.inputs[1], grad), None
+
+
+@RegisterGradient("Tile")
+def _tile_grad(op: Any, grad: Any) -> Any:
+    input_shape = array_ops.shape(op.inputs[0])
+    split_shape = array_ops.reshape(
+        array_ops.transpose(array_ops.stack([op.inputs[1], input_shape])), [-1]
+    )
+    axes = math_ops.range(0, array_ops.size(split_shape), 2)
+    input_grad = math_ops.reduce_sum(array_ops.reshape(grad, split_shape), axes)
+    return [array_ops.reshape(input_grad, input_shape), None]
+
+
+@RegisterGradient("Pad")
+@RegisterGradient("PadV2")
+def _pad_grad(op: Any, grad: Any) -> Any:
+    x, a = op.inputs[0], op.inputs[1]
+    pad_before = array_ops.slice(a, [0, 0], array_ops.stack([array_ops.rank(x), 1]))
+    begin = array_ops.reshape(pad_before, [-1])
+    sizes = array_ops.shape(x)
+    x_grad = array_ops.slice(grad, begin, sizes)
+    return [x_grad, None] + ([None] if op.type == "PadV2" else [])
+
+
+@RegisterGradient("SpaceToBatchND")
+def _space_to_batch_nd_grad(op: Any, grad: Any) -> Any:
+    # The opposite op, the paddings becoming the crops (TF's array_grad.py).
+    return [array_ops.batch_to_space_nd(grad, op.inputs[1], op.inputs[2]), None, None]
+
+
+@RegisterGradient("BatchToSpaceND")
+def _batch_to_space_nd_grad(op: Any, grad: Any) -> Any:
+    return [array_ops.space_to_batch_nd(grad, op.inputs[1], op.inputs[2]), None, None]
+
+
+@RegisterGradient("SpaceToBatch")
+def _space_to_batch_grad(op: Any, grad: Any) -> Any:
+    block_size = op.get_attr("block_size")
+    return [array_ops.batch_to_space(grad, op.inputs[1], block_size=block_size), None]
+
+
+@RegisterGradient("BatchToSpace")
+def _batch_to_space_grad(op: Any, grad: Any) -> Any:
+    block_size = op.get_attr("block_size")
+    return [array_ops.space_to_batch(grad, op.inputs[1], block_size=block_size), None]
+
+
+@RegisterGradient("BroadcastTo")
+def _broadcast_to_grad(op: Any, grad: Any) -> Any:
+    x = op.inputs[0]
+    sx = array_ops.shape(x)
+    rx, _ = apply_op("BroadcastGradientArgs", [sx, op.inputs[1]]).outputs
+    return [reduce_to(grad, rx, sx), None]
+
+
+@RegisterGradient("ReverseV2")
+def _reverse_grad(op: Any, grad: Any) -> Any:
+    return array_ops.reverse(grad, op.inputs[1]), None

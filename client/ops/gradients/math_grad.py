@@ -1,0 +1,426 @@
+"""Client, gradients: math ops (TensorFlow's math_grad.py) -- broadcasting binary ops
+(BroadcastGradientArgs + Sum + Reshape), unary ops, MatMul with transposes, reductions,
+Cast, ClipByValue, AddN, and the second-order gradients of SigmoidGrad/TanhGrad/SqrtGrad."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from client.framework import dtypes
+from client.framework import ops as _ops
+from client.framework.indexed_slices import IndexedSlices
+from client.framework.op_builder import apply_op, constant, convert_to_tensor
+from client.framework.shape_fns import constant_value
+from client.gradients import RegisterGradient
+from client.ops import array_ops, math_ops
+from client.ops.gradients.util import op1, reduce_to
+
+
+@RegisterGradient("AddN")
+def _add_n_grad(op: Any, grad: Any) -> Any:
+    return [grad] * len(op.inputs)
+
+
+def _shapes_equal(x: Any, y: Any, grad: Any) -> bool:
+    sx, sy, sg = x.shape, y.shape, grad.shape
+    return sx.is_fully_defined() and sx == sy and sx == sg
+
+
+def _broadcast(op: Any) -> tuple[Any, Any, Any, Any]:
+    x, y = op.inputs[0], op.inputs[1]
+    sx, sy = array_ops.shape(x), array_ops.shape(y)
+    rx, ry = apply_op("BroadcastGradientArgs", [sx, sy]).outputs
+    return sx, sy, rx, ry
+
+
+@RegisterGradient("AddV2")
+@RegisterGradient("Add")
+def _add_grad(op: Any, grad: Any) -> Any:
+    x, y = op.inputs
+    if _shapes_equal(x, y, grad):
+        return grad, grad
+    sx, sy, rx, ry = _broadcast(op)
+    return reduce_to(grad, rx, sx), reduce_to(grad, ry, sy)
+
+
+@RegisterGradient("Sub")
+def _sub_grad(op: Any, grad: Any) -> Any:
+    x, y = op.inputs
+    if _shapes_equal(x, y, grad):
+        return grad, -grad
+    sx, sy, rx, ry = _broadcast(op)
+    return reduce_to(grad, rx, sx), reduce_to(-grad, ry, sy)
+
+
+@RegisterGradient("Mul")
+def _mul_grad(op: Any, grad: Any) -> Any:
+    x, y = op.inputs
+    if _shapes_equal(x, y, grad) and grad.dtype in (dtypes.int32, dtypes.float32):
+        return math_ops.multiply(grad, y), math_ops.multiply(grad, x)
+    sx, sy, rx, ry = _broadcast(op)
+    return reduce_to(math_ops.multiply(grad, y), rx, sx), reduce_to(
+        math_ops.multiply(x, grad), ry, sy
+    )
+
+
+def _quotient_grad(op: Any, grad: Any, div: Any) -> Any:
+    """x / y for a division op `div`: (grad / y, grad * (-x / y) / y), each reduced to its
+    input's broadcast shape."""
+    x, y = op.inputs
+    sx, sy, rx, ry = _broadcast(op)
+    gx = reduce_to(div(grad, y), rx, sx)
+    gy = reduce_to(grad * div(div(-x, y), y), ry, sy)
+    return gx, gy
+
+
+@RegisterGradient("RealDiv")
+@RegisterGradient("Div")
+def _real_div_grad(op: Any, grad: Any) -> Any:
+    return _quotient_grad(op, grad, math_ops.realdiv)
+
+
+@RegisterGradient("DivNoNan")
+def _div_no_nan_grad(op: Any, grad: Any) -> Any:
+    return _quotient_grad(op, grad, math_ops.div_no_nan)
+
+
+@RegisterGradient("FloorMod")
+def _floor_mod_grad(op: Any, grad: Any) -> Any:
+    x, y = op.inputs
+    sx, sy, rx, ry = _broadcast(op)
+    floor_xy = math_ops.floordiv(x, y)
+    return reduce_to(grad, rx, sx), reduce_to(grad * -floor_xy, ry, sy)
+
+
+def _min_max_grad(op: Any, grad: Any, selector: Any) -> Any:
+    x, y = op.inputs
+    sx, sy, rx, ry = _broadcast(op)
+    zeros = array_ops.zeros_like(grad)
+    xmask = selector(x, y)
+    xgrad = array_ops.where(xmask, grad, zeros)
+    ygrad = array_ops.where(xmask, zeros, grad)
+    return reduce_to(xgrad, rx, sx), reduce_to(ygrad, ry, sy)
+
+
+@RegisterGradient("Maximum")
+def _maximum_grad(op: Any, grad: Any) -> Any:
+    return _min_max_grad(op, grad, math_ops.greater_equal)
+
+
+@RegisterGradient("Minimum")
+def _minimum_grad(op: Any, grad: Any) -> Any:
+    return _min_max_grad(op, grad, math_ops.less_equal)
+
+
+@RegisterGradient("Pow")
+def _pow_grad(op: Any, grad: Any) -> Any:
+    x, y = op.inputs
+    z = op.outputs[0]
+    sx, sy, rx, ry = _broadcast(op)
+    gx = reduce_to(grad * y * math_ops.pow(x, y - 1), rx, sx)
+    mask = x > 0
+    safe_x = array_ops.where(mask, x, array_ops.ones_like(x))
+    log_x = array_ops.where(mask, math_ops.log(safe_x), array_ops.zeros_like(x))
+    gy = reduce_to(grad * z * log_x, ry, sy)
+    return gx, gy
+
+
+@RegisterGradient("SquaredDifference")
+def _squared_difference_grad(op: Any, grad: Any) -> Any:
+    x, y = op.inputs
+    with _ops.control_dependencies([grad]):
+        x_grad = math_ops.multiply(convert_to_tensor(2.0, dtype=grad.dtype), grad) * (x - y)
+    if _shapes_equal(x, y, grad):
+        return x_grad, -x_grad
+    sx, sy, rx, ry = _broadcast(op)
+    return reduce_to(x_grad, rx, sx), -reduce_to(x_grad, ry, sy)
+
+
+@RegisterGradient("Select")
+def _select_grad(op: Any, grad: Any) -> Any:
+    c = op.inputs[0]
+    zeros = array_ops.zeros_like(op.inputs[1])
+    return None, array_ops.where(c, grad, zeros), array_ops.where(c, zeros, grad)
+
+
+@RegisterGradient("SelectV2")
+def _select_v2_grad(op: Any, grad: Any) -> Any:
+    c, x, y = op.inputs
+    zeros = array_ops.zeros_like(grad)
+    gx = array_ops.where_v2(c, grad, zeros)
+    gy = array_ops.where_v2(c, zeros, grad)
+    sg = array_ops.shape(grad)
+    rx, _ = apply_op("BroadcastGradientArgs", [array_ops.shape(x), sg]).outputs
+    ry, _ = apply_op("BroadcastGradientArgs", [array_ops.shape(y), sg]).outputs
+    return None, reduce_to(gx, rx, array_ops.shape(x)), reduce_to(gy, ry, array_ops.shape(y))
+
+
+@RegisterGradient("Neg")
+def _neg_grad(op: Any, grad: Any) -> Any:
+    return -grad
+
+
+@RegisterGradient("Abs")
+def _abs_grad(op: Any, grad: Any) -> Any:
+    return grad * math_ops.sign(op.inputs[0])
+
+
+@RegisterGradient("Exp")
+def _exp_grad(op: Any, grad: Any) -> Any:
+    y = op.outputs[0]
+    with _ops.control_dependencies([grad]):
+        return grad * y
+
+
+@RegisterGradient("Log")
+def _log_grad(op: Any, grad: Any) -> Any:
+    x = op.inputs[0]
+    with _ops.control_dependencies([grad]):
+        return grad * math_ops.reciprocal(x)
+
+
+@RegisterGradient("Log1p")
+def _log1p_grad(op: Any, grad: Any) -> Any:
+    x = op.inputs[0]
+    with _ops.control_dependencies([grad]):
+        return grad * math_ops.reciprocal(1 + x)
+
+
+@RegisterGradient("Sqrt")
+def _sqrt_grad(op: Any, grad: Any) -> Any:
+    return op1("SqrtGrad", [op.outputs[0], grad])
+
+
+@RegisterGradient("Rsqrt")
+def _rsqrt_grad(op: Any, grad: Any) -> Any:
+    return op1("RsqrtGrad", [op.outputs[0], grad])
+
+
+@RegisterGradient("Reciprocal")
+def _reciprocal_grad(op: Any, grad: Any) -> Any:
+    return op1("ReciprocalGrad", [op.outputs[0], grad])
+
+
+@RegisterGradient("Square")
+def _square_grad(op: Any, grad: Any) -> Any:
+    x = op.inputs[0]
+    with _ops.control_dependencies([grad]):
+        y = constant(2.0, dtype=x.dtype)
+        return math_ops.multiply(grad, math_ops.multiply(x, y))
+
+
+@RegisterGradient("Sigmoid")
+def _sigmoid_grad(op: Any, grad: Any) -> Any:
+    return op1("SigmoidGrad", [op.outputs[0], grad])
+
+
+@RegisterGradient("Tanh")
+def _tanh_grad(op: Any, grad: Any) -> Any:
+    return op1("TanhGrad", [op.outputs[0], grad])
+
+
+@RegisterGradient("Sin")
+def _sin_grad(op: Any, grad: Any) -> Any:
+    return grad * math_ops.cos(op.inputs[0])
+
+
+@RegisterGradient("Cos")
+def _cos_grad(op: Any, grad: Any) -> Any:
+    return -grad * math_ops.sin(op.inputs[0])
+
+
+@RegisterGradient("SigmoidGrad")
+def _sigmoid_grad_grad(op: Any, grad: Any) -> Any:
+    with _ops.control_dependencies([grad]):
+        a, b = op.inputs
+        gb = grad * b
+        return gb - 2.0 * gb * a, op1("SigmoidGrad", [a, grad])
+
+
+@RegisterGradient("TanhGrad")
+def _tanh_grad_grad(op: Any, grad: Any) -> Any:
+    with _ops.control_dependencies([grad]):
+        a, b = op.inputs
+        return grad * -2.0 * b * a, op1("TanhGrad", [a, grad])
+
+
+@RegisterGradient("SqrtGrad")
+def _sqrt_grad_grad(op: Any, grad: Any) -> Any:
+    a, b = op.inputs
+    y = op.outputs[0]
+    with _ops.control_dependencies([grad]):
+        ga = grad / a
+        return -math_ops.multiply(ga, y), 0.5 * ga
+
+
+@RegisterGradient("MatMul")
+def _matmul_grad(op: Any, grad: Any) -> Any:
+    ta, tb = op.get_attr("transpose_a"), op.get_attr("transpose_b")
+    a, b = op.inputs
+
+    def mm(x: Any, y: Any, transpose_a: bool = False, transpose_b: bool = False) -> Any:
+        return op1("MatMul", [x, y], {"transpose_a": transpose_a, "transpose_b": transpose_b})
+
+    if not ta and not tb:
+        return mm(grad, b, transpose_b=True), mm(a, grad, transpose_a=True)
+    if not ta and tb:
+        return mm(grad, b), mm(grad, a, transpose_a=True)
+    if ta and not tb:
+        return mm(b, grad, transpose_b=True), mm(a, grad)
+    return mm(b, grad, transpose_a=True, transpose_b=True), mm(
+        grad, a, transpose_a=True, transpose_b=True
+    )
+
+
+@RegisterGradient("BatchMatMulV2")
+def _batch_matmul_grad(op: Any, grad: Any) -> Any:
+    x, y = op.inputs
+    ax, ay = op.get_attr("adj_x"), op.get_attr("adj_y")
+
+    def bmm(a: Any, b: Any, adj_x: bool = False, adj_y: bool = False) -> Any:
+        return op1("BatchMatMulV2", [a, b], {"adj_x": adj_x, "adj_y": adj_y})
+
+    if not ax:
+        gx = bmm(grad, y, False, True) if not ay else bmm(grad, y, False, False)
+    else:
+        gx = bmm(y, grad, False, True) if not ay else bmm(y, grad, True, True)
+    if not ay:
+        gy = bmm(x, grad, True, False) if not ax else bmm(x, grad, False, False)
+    else:
+        gy = bmm(grad, x, True, False) if not ax else bmm(grad, x, True, True)
+    sx, sy = array_ops.shape(x), array_ops.shape(y)
+    if (
+        x.shape.ndims == y.shape.ndims
+        and x.shape[:-2] == y.shape[:-2]
+        and x.shape[:-2].is_fully_defined()
+    ):
+        return gx, gy
+    rx, ry = apply_op("BroadcastGradientArgs", [sx[:-2], sy[:-2]]).outputs
+    return reduce_to(gx, rx, sx), reduce_to(gy, ry, sy)
+
+
+def _kept_dims_shape(x: Any, axes: Any) -> Any:
+    """The reduced shape with reduced dims kept as 1: TF's math_ops.reduced_shape
+    (a constant when shape and axes are known, else DynamicStitch of the input shape
+    and ones at the reduced axes)."""
+    static = x.shape
+    ax = constant_value(axes)
+    if static.is_fully_defined() and ax is not None:
+        dims = np.array(static.as_list(), np.int32)
+        dims[np.reshape(ax, [-1]).astype(np.int32)] = 1
+        return constant(dims)
+    input_shape = array_ops.shape(x)
+    input_rank = array_ops.size(input_shape)
+    axes = (math_ops.cast(axes, dtypes.int32) + input_rank) % input_rank
+    axes_shape = array_ops.shape(axes)
+    ones = array_ops.ones(axes_shape, dtype=dtypes.int32)
+    return op1("DynamicStitch", [[math_ops.range(input_rank), axes], [input_shape, ones]])
+
+
+def _broadcast_back(x: Any, grad: Any, axes: Any) -> Any:
+    kept = _kept_dims_shape(x, axes)
+    grad = array_ops.reshape(grad, kept)
+    shape = (
+        constant(np.array(x.shape.as_list(), np.int32))
+        if x.shape.is_fully_defined()
+        else array_ops.shape(x)
+    )
+    return array_ops.broadcast_to(grad, shape)
+
+
+@RegisterGradient("Sum")
+def _sum_grad(op: Any, grad: Any) -> Any:
+    return _broadcast_back(op.inputs[0], grad, op.inputs[1]), None
+
+
+@RegisterGradient("Mean")
+def _mean_grad(op: Any, grad: Any) -> Any:
+    x = op.inputs[0]
+    sum_grad = _broadcast_back(x, grad, op.inputs[1])
+    n_in, n_out = x.shape.num_elements(), op.outputs[0].shape.num_elements()
+    if n_in is not None and n_out is not None:
+        factor = constant(max(n_in // max(n_out, 1), 1), dtype=sum_grad.dtype)
+    else:
+        factor = math_ops.cast(
+            math_ops.maximum(
+                array_ops.size(x) // math_ops.maximum(array_ops.size(op.outputs[0]), 1), 1
+            ),
+            sum_grad.dtype,
+        )
+    return math_ops.truediv(sum_grad, factor), None
+
+
+def _min_or_max_grad(op: Any, grad: Any) -> Any:
+    x = op.inputs[0]
+    kept = _kept_dims_shape(x, op.inputs[1])
+    y = array_ops.reshape(op.outputs[0], kept)
+    grad = array_ops.reshape(grad, kept)
+    indicators = math_ops.cast(math_ops.equal(y, x), grad.dtype)
+    num_selected = array_ops.reshape(math_ops.reduce_sum(indicators, op.inputs[1]), kept)
+    return [math_ops.div(indicators, num_selected) * grad, None]
+
+
+RegisterGradient("Max")(_min_or_max_grad)
+
+
+RegisterGradient("Min")(_min_or_max_grad)
+
+
+@RegisterGradient("Prod")
+def _prod_grad(op: Any, grad: Any) -> Any:
+    """TF's _ProdGrad: the product of the other entries as exclusive cumprods from both
+    ends over the reduced dims (packed into one), so zeros in the input are exact."""
+    x = op.inputs[0]
+    input_shape = array_ops.shape(x)
+    grad = array_ops.broadcast_to(
+        array_ops.reshape(grad, _kept_dims_shape(x, op.inputs[1])), input_shape
+    )
+    rank = array_ops.rank(x)
+    reduced = math_ops.cast((array_ops.reshape(op.inputs[1], [-1]) + rank) % rank, dtypes.int32)
+    other = apply_op(
+        "ListDiff", [math_ops.range(0, rank), reduced], {"out_idx": dtypes.int32}
+    ).outputs[0]
+    perm = array_ops.concat([reduced, other], 0)
+    reduced_num = math_ops.reduce_prod(array_ops.gather(input_shape, reduced))
+    other_num = math_ops.reduce_prod(array_ops.gather(input_shape, other))
+    permuted = array_ops.transpose(x, perm)
+    permuted_shape = array_ops.shape(permuted)
+    reshaped = array_ops.reshape(permuted, array_ops.stack([reduced_num, other_num]))
+    left = math_ops.cumprod(reshaped, axis=0, exclusive=True)
+    right = math_ops.cumprod(reshaped, axis=0, exclusive=True, reverse=True)
+    y = array_ops.reshape(left * right, permuted_shape)
+    out = grad * array_ops.transpose(y, apply_op("InvertPermutation", [perm]).outputs[0])
+    return array_ops.reshape(out, input_shape), None
+
+
+@RegisterGradient("Cumsum")
+def _cumsum_grad(op: Any, grad: Any) -> Any:
+    return [
+        math_ops.cumsum(
+            grad,
+            op.inputs[1],
+            exclusive=op.get_attr("exclusive"),
+            reverse=not op.get_attr("reverse"),
+        ),
+        None,
+    ]
+
+
+@RegisterGradient("Cast")
+def _cast_grad(op: Any, grad: Any) -> Any:
+    src = op.inputs[0].dtype.base_dtype
+    dst = grad.dtype.base_dtype
+    if not ((src.is_floating or src.is_complex) and (dst.is_floating or dst.is_complex)):
+        return None
+    if isinstance(grad, IndexedSlices):
+        return IndexedSlices(math_ops.cast(grad.values, src), grad.indices, grad.dense_shape)
+    return math_ops.cast(grad, src)
+
+
+@RegisterGradient("ClipByValue")
+def _clip_grad(op: Any, grad: Any) -> Any:
+    x, lo, hi = op.inputs
+    keep = math_ops.logical_and(x >= lo, x <= hi)
+    return array_ops.where(keep, grad, array_ops.zeros_like(grad)), None, None

@@ -1,0 +1,191 @@
+"""Client, gradients: nn ops (TensorFlow's nn_grad.py) -- activations, softmax and
+cross-entropy, BiasAdd, L2Loss, Conv2DBackprop*, pooling, and their own gradients for
+second order."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from client.framework.op_builder import apply_op
+from client.gradients import RegisterGradient
+from client.ops import array_ops, math_ops, nn_ops
+from client.ops.gradients.util import attrs_of, op1
+
+
+@RegisterGradient("Relu")
+def _relu_grad(op: Any, grad: Any) -> Any:
+    return op1("ReluGrad", [grad, op.outputs[0]])
+
+
+@RegisterGradient("Relu6")
+def _relu6_grad(op: Any, grad: Any) -> Any:
+    return op1("Relu6Grad", [grad, op.outputs[0]])
+
+
+@RegisterGradient("Elu")
+def _elu_grad(op: Any, grad: Any) -> Any:
+    return op1("EluGrad", [grad, op.outputs[0]])
+
+
+@RegisterGradient("Softplus")
+def _softplus_grad(op: Any, grad: Any) -> Any:
+    return op1("SoftplusGrad", [grad, op.inputs[0]])
+
+
+@RegisterGradient("LeakyRelu")
+def _leaky_relu_grad(op: Any, grad: Any) -> Any:
+    return op1("LeakyReluGrad", [grad, op.inputs[0]], {"alpha": op.get_attr("alpha")})
+
+
+@RegisterGradient("ReluGrad")
+def _relu_grad_grad(op: Any, grad: Any) -> Any:
+    x = op.inputs[1]
+    return op1("ReluGrad", [grad, x]), array_ops.zeros_like(x)
+
+
+@RegisterGradient("Relu6Grad")
+def _relu6_grad_grad(op: Any, grad: Any) -> Any:
+    x = op.inputs[1]
+    return op1("Relu6Grad", [grad, x]), array_ops.zeros_like(x)
+
+
+@RegisterGradient("MaxPoolGrad")
+def _max_pool_grad_grad(op: Any, grad: Any) -> Any:
+    attrs = attrs_of(op, "ksize", "strides", "padding", "data_format")
+    return (
+        array_ops.zeros_like(op.inputs[0]),
+        array_ops.zeros_like(op.inputs[1]),
+        op1("MaxPoolGradGrad", [op.inputs[0], op.inputs[1], grad], attrs),
+    )
+
+
+@RegisterGradient("MaxPoolGradGrad")
+def _max_pool_grad_grad_grad(op: Any, grad: Any) -> Any:
+    attrs = attrs_of(op, "ksize", "strides", "padding", "data_format")
+    return (
+        array_ops.zeros_like(op.inputs[0]),
+        array_ops.zeros_like(op.inputs[1]),
+        op1("MaxPoolGrad", [op.inputs[0], op.inputs[1], grad], attrs),
+    )
+
+
+@RegisterGradient("BiasAddGrad")
+def _bias_add_grad_grad(op: Any, received_grad: Any) -> Any:
+    """TF's _BiasAddGradGrad: the bias gradient reshaped to broadcast along the channel
+    dimension (last for NHWC, second for NCHW) and tiled over the others."""
+    data_format = attrs_of(op, "data_format")["data_format"]
+    shape = array_ops.shape(op.inputs[0])
+    bias_shape = array_ops.shape(received_grad)
+    if data_format == "NCHW":
+        expanded_shape = array_ops.concat(
+            [array_ops.ones_like(shape[:1]), bias_shape, array_ops.ones_like(shape[2:])], 0
+        )
+        tile_mults = array_ops.concat([shape[:1], [1], shape[2:]], 0)
+    else:
+        expanded_shape = array_ops.concat([array_ops.ones_like(shape[:-1]), bias_shape], 0)
+        tile_mults = array_ops.concat([shape[:-1], [1]], 0)
+    expanded = array_ops.reshape(received_grad, expanded_shape)
+    return array_ops.tile(expanded, tile_mults)
+
+
+@RegisterGradient("Softmax")
+def _softmax_grad(op: Any, grad_softmax: Any) -> Any:
+    softmax = op.outputs[0]
+    sum_channels = math_ops.reduce_sum(grad_softmax * softmax, -1, keepdims=True)
+    return (grad_softmax - sum_channels) * softmax
+
+
+@RegisterGradient("LogSoftmax")
+def _log_softmax_grad(op: Any, grad: Any) -> Any:
+    softmax = math_ops.exp(op.outputs[0])
+    return grad - math_ops.reduce_sum(grad, -1, keepdims=True) * softmax
+
+
+def _broadcast_mul(vec: Any, mat: Any) -> Any:
+    return array_ops.expand_dims(vec, -1) * mat
+
+
+@RegisterGradient("SparseSoftmaxCrossEntropyWithLogits")
+def _sparse_xent_grad(op: Any, grad_0: Any, _grad_1: Any) -> Any:
+    backprop = apply_op(
+        "PreventGradient",
+        [op.outputs[1]],
+        {
+            "message": "Currently there is no way to take the second derivative of "
+            "sparse_softmax_cross_entropy_with_logits due to the fused implementation's "
+            "interaction with tf.gradients()"
+        },
+    ).outputs[0]
+    return _broadcast_mul(grad_0, backprop), None
+
+
+@RegisterGradient("SoftmaxCrossEntropyWithLogits")
+def _xent_grad(op: Any, grad_loss: Any, grad_grad: Any) -> Any:
+    logits = op.inputs[0]
+    grad = _broadcast_mul(grad_loss, op.outputs[1])
+    return grad, _broadcast_mul(grad_loss, -nn_ops.log_softmax(logits))
+
+
+@RegisterGradient("BiasAdd")
+def _bias_add_grad(op: Any, received_grad: Any) -> Any:
+    data_format = attrs_of(op, "data_format")["data_format"]
+    return received_grad, op1("BiasAddGrad", [received_grad], {"data_format": data_format})
+
+
+@RegisterGradient("L2Loss")
+def _l2_loss_grad(op: Any, grad: Any) -> Any:
+    return op.inputs[0] * grad
+
+
+@RegisterGradient("Conv2D")
+def _conv2d_grad(op: Any, grad: Any) -> Any:
+    attrs = attrs_of(
+        op,
+        "strides",
+        "padding",
+        "data_format",
+        "dilations",
+        "use_cudnn_on_gpu",
+        "explicit_paddings",
+    )
+    shape_0, shape_1 = array_ops.shape_n([op.inputs[0], op.inputs[1]])
+    return [
+        op1("Conv2DBackpropInput", [shape_0, op.inputs[1], grad], attrs),
+        op1("Conv2DBackpropFilter", [op.inputs[0], shape_1, grad], attrs),
+    ]
+
+
+@RegisterGradient("Conv2DBackpropInput")
+def _conv2d_backprop_input_grad(op: Any, grad: Any) -> Any:
+    attrs = attrs_of(
+        op,
+        "strides",
+        "padding",
+        "data_format",
+        "dilations",
+        "use_cudnn_on_gpu",
+        "explicit_paddings",
+    )
+    return [
+        None,
+        op1("Conv2DBackpropFilter", [grad, array_ops.shape(op.inputs[1]), op.inputs[2]], attrs),
+        op1("Conv2D", [grad, op.inputs[1]], attrs),
+    ]
+
+
+@RegisterGradient("MaxPool")
+def _max_pool_grad(op: Any, grad: Any) -> Any:
+    attrs = attrs_of(op, "ksize", "strides", "padding", "data_format")
+    return op1("MaxPoolGrad", [op.inputs[0], op.outputs[0], grad], attrs)
+
+
+@RegisterGradient("AvgPool")
+def _avg_pool_grad(op: Any, grad: Any) -> Any:
+    attrs = attrs_of(op, "ksize", "strides", "padding", "data_format")
+    return op1("AvgPoolGrad", [array_ops.shape(op.inputs[0]), grad], attrs)
+
+
+@RegisterGradient("AvgPoolGrad")
+def _avg_pool_grad_grad(op: Any, grad: Any) -> Any:
+    attrs = attrs_of(op, "ksize", "strides", "padding", "data_format")
+    return None, op1("AvgPool", [grad], attrs)
