@@ -5,7 +5,6 @@ Graph building (client.framework), ops (client.ops), gradients, control flow, tr
 """
 
 import builtins as _builtins
-import sys as _sys
 from types import SimpleNamespace as _NS
 
 from client import data, errors, layers, nn, summary, train  # noqa: F401
@@ -249,7 +248,60 @@ math = _NS(
     reduce_prod=reduce_prod,
     negative=negative,
 )
-compat = _NS(v1=_sys.modules[__name__])
+# TF1 programs' extra top-level names: tf.app/flags/logging, tf.compat.v1, tf.assign ...
+from client import app, compat, flags, logging  # noqa: E402, F401
+from client.ops.math_ops import (  # noqa: E402, F401
+    acos,
+    arg_max,
+    arg_min,
+    asin,
+    atan,
+    atan2,
+    cosh,
+    digamma,
+    erfc,
+    expm1,
+    floor_div,
+    invert_permutation,
+    lgamma,
+    lin_space,
+    linspace,
+    log_sigmoid,
+    rint,
+    scalar_mul,
+    segment_max,
+    segment_mean,
+    segment_min,
+    segment_prod,
+    segment_sum,
+    sinh,
+    tan,
+    to_double,
+    to_int64,
+    truncatediv,
+    truncatemod,
+    unique,
+    unsorted_segment_max,
+    unsorted_segment_min,
+    unsorted_segment_prod,
+    unsorted_segment_sum,
+)
+from client.ops.state_ops import (  # noqa: E402, F401
+    assign,
+    assign_add,
+    assign_sub,
+    scatter_add,
+    scatter_div,
+    scatter_max,
+    scatter_min,
+    scatter_mul,
+    scatter_sub,
+    scatter_update,
+)
+from protos.attr_value_pb2 import AttrValue, NameAttrList  # noqa: E402, F401
+from protos.graph_pb2 import GraphDef  # noqa: E402, F401
+from protos.node_def_pb2 import NodeDef  # noqa: E402, F401
+
 __version__ = "1.15-compatible"
 
 

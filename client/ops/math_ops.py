@@ -78,6 +78,21 @@ is_nan = _unary("IsNan")
 is_inf = _unary("IsInf")
 is_finite = _unary("IsFinite")
 erf = _unary("Erf")
+tan = _unary("Tan")
+asin = _unary("Asin")
+acos = _unary("Acos")
+atan = _unary("Atan")
+sinh = _unary("Sinh")
+cosh = _unary("Cosh")
+expm1 = _unary("Expm1")
+erfc = _unary("Erfc")
+lgamma = _unary("Lgamma")
+digamma = _unary("Digamma")
+rint = _unary("Rint")
+truncatemod = _binary("TruncateMod")
+xlogy = _binary("Xlogy")
+xdivy = _binary("Xdivy")
+floor_div = floordiv
 
 
 def abs(x: Any, name: str | None = None) -> Any:
@@ -105,7 +120,13 @@ def truediv(x: Any, y: Any, name: str | None = None) -> Any:
 
 
 def div(x: Any, y: Any, name: str | None = None) -> Any:
-    return _out(apply_op("Div", [x, y], {}, name))
+    """tf.compat.v1.div (TF's _div_python2): RealDiv for floats, FloorDiv for integers,
+    under the name scope "div"."""
+    with _ops.name_scope(name, "div", [x, y]) as scope:
+        x = convert_to_tensor(x)
+        y = convert_to_tensor(y, dtype=x.dtype.base_dtype)
+        op_type = "RealDiv" if x.dtype.is_floating or x.dtype.is_complex else "FloorDiv"
+        return _out(apply_op(op_type, [x, y], {}, scope))
 
 
 def cast(x: Any, dtype: Any, name: str | None = None) -> Any:
@@ -127,6 +148,21 @@ def to_float(x: Any, name: str = "ToFloat") -> Any:
 
 def to_int32(x: Any, name: str = "ToInt32") -> Any:
     return cast(x, dtypes.int32, name=name)
+
+
+def to_int64(x: Any, name: str = "ToInt64") -> Any:
+    return cast(x, dtypes.int64, name=name)
+
+
+def to_double(x: Any, name: str = "ToDouble") -> Any:
+    return cast(x, dtypes.float64, name=name)
+
+
+def log_sigmoid(x: Any, name: str | None = None) -> Any:
+    """TF's log_sigmoid: -softplus(-x)."""
+    with _ops.name_scope(name, "LogSigmoid", [x]) as scope:
+        x = convert_to_tensor(x)
+        return negative(_out(apply_op("Softplus", [negative(x)], {})), name=scope)
 
 
 def matmul(
@@ -225,6 +261,22 @@ def _arg_reduction(op_type: str) -> Any:
 
 argmax = _arg_reduction("ArgMax")
 argmin = _arg_reduction("ArgMin")
+
+
+def _gen_arg(op_type: str) -> Any:
+    """tf.arg_max / tf.arg_min: the raw ArgMax/ArgMin op (dimension required)."""
+
+    def fn(
+        input: Any, dimension: Any, output_type: Any = dtypes.int64, name: str | None = None
+    ) -> Any:
+        return _out(apply_op(op_type, [input, dimension], {"output_type": output_type}, name))
+
+    fn.__name__ = op_type
+    return fn
+
+
+arg_max = _gen_arg("ArgMax")
+arg_min = _gen_arg("ArgMin")
 
 
 def range(
@@ -372,3 +424,50 @@ def _overload_operators(cls: Any) -> None:
 
 
 _overload_operators(_ops.Tensor)
+
+
+def _segment(op_type: str, unsorted: bool):
+    if unsorted:
+
+        def fn(data: Any, segment_ids: Any, num_segments: Any, name: str | None = None) -> Any:
+            return _out(apply_op(op_type, [data, segment_ids, num_segments], {}, name))
+
+    else:
+
+        def fn(data: Any, segment_ids: Any, name: str | None = None) -> Any:  # type: ignore[misc]
+            return _out(apply_op(op_type, [data, segment_ids], {}, name))
+
+    fn.__name__ = op_type
+    return fn
+
+
+segment_sum = _segment("SegmentSum", False)
+segment_mean = _segment("SegmentMean", False)
+segment_max = _segment("SegmentMax", False)
+segment_min = _segment("SegmentMin", False)
+segment_prod = _segment("SegmentProd", False)
+unsorted_segment_sum = _segment("UnsortedSegmentSum", True)
+unsorted_segment_max = _segment("UnsortedSegmentMax", True)
+unsorted_segment_min = _segment("UnsortedSegmentMin", True)
+unsorted_segment_prod = _segment("UnsortedSegmentProd", True)
+
+
+def scalar_mul(scalar: Any, x: Any, name: str | None = None) -> Any:
+    x = convert_to_tensor(x)
+    return multiply(convert_to_tensor(scalar, dtype=x.dtype), x, name=name)
+
+
+def linspace(start: Any, stop: Any, num: Any, name: str | None = None) -> Any:
+    return _out(apply_op("LinSpace", [start, stop, num], {}, name))
+
+
+lin_space = linspace
+
+
+def unique(x: Any, out_idx: Any = dtypes.int32, name: str | None = None) -> Any:
+    op = apply_op("Unique", [x], {"out_idx": out_idx}, name)
+    return op.outputs[0], op.outputs[1]
+
+
+def invert_permutation(x: Any, name: str | None = None) -> Any:
+    return _out(apply_op("InvertPermutation", [x], {}, name))

@@ -359,7 +359,7 @@ def _min_or_max_grad(op: Any, grad: Any) -> Any:
     grad = array_ops.reshape(grad, kept)
     indicators = math_ops.cast(math_ops.equal(y, x), grad.dtype)
     num_selected = array_ops.reshape(math_ops.reduce_sum(indicators, op.inputs[1]), kept)
-    return [math_ops.div(indicators, num_selected) * grad, None]
+    return [math_ops.divide(indicators, num_selected) * grad, None]
 
 
 RegisterGradient("Max")(_min_or_max_grad)
