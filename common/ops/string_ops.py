@@ -17,6 +17,7 @@ import numpy as np
 from common import dtypes
 from common.errors import InvalidArgumentError
 from common.ops import math_util as mu
+from common.ops import regex as regex_lib
 from common.ops.registry import KernelConstruction, register_kernel, register_op
 
 _AS_STRING_T = (
@@ -334,27 +335,13 @@ def _string_to_number(kc: KernelConstruction) -> Callable:
 
 
 # ---------------------------------------------------------------------------------------
-# Regular expressions (RE2 syntax; Python's re covers the common subset)
+# Regular expressions (RE2, linear time: common.ops.regex)
 # ---------------------------------------------------------------------------------------
 
 
-def _rewrite(rewrite: bytes) -> bytes:
-    """RE2 rewrite (\\0..\\9) to Python's (\\g<n>)."""
-    return re.sub(rb"\\(\d)", rb"\\g<\1>", rewrite)
-
-
-def _compile(pattern: bytes):
-    try:
-        return re.compile(pattern)
-    except re.error as e:
-        raise InvalidArgumentError(
-            f"Invalid pattern: {pattern.decode('latin-1')}, error: {e}"
-        ) from None
-
-
-def _replace(x: np.ndarray, regex, rewrite: bytes, replace_global: bool) -> np.ndarray:
-    repl = _rewrite(rewrite)
-    return _map(lambda s: regex.sub(repl, s, count=0 if replace_global else 1), x)
+def _replace(x: np.ndarray, pattern: bytes, rewrite: bytes, replace_global: bool) -> np.ndarray:
+    regex = regex_lib.compile_pattern(pattern)
+    return _map(lambda s: regex_lib.replace(regex, s, rewrite, replace_global), x)
 
 
 def _regex_replace(kc: KernelConstruction) -> Callable:
@@ -363,38 +350,41 @@ def _regex_replace(kc: KernelConstruction) -> Callable:
     def compute(ctx, inputs: list) -> list:
         pattern = _scalar_string(inputs[1], "Pattern")
         rewrite = _scalar_string(inputs[2], "Rewrite")
-        return [_replace(strings(inputs[0]), _compile(pattern), rewrite, replace_global)]
+        return [_replace(strings(inputs[0]), pattern, rewrite, replace_global)]
 
     return compute
 
 
 def _static_regex_replace(kc: KernelConstruction) -> Callable:
-    regex = _compile(kc.attr("pattern").encode())
+    pattern = kc.attr("pattern").encode()
     rewrite = kc.attr("rewrite").encode()
     replace_global = bool(kc.attrs.get("replace_global", True))
+    regex_lib.compile_pattern(pattern)  # a bad pattern fails at kernel construction
 
     def compute(ctx, inputs: list) -> list:
-        return [_replace(strings(inputs[0]), regex, rewrite, replace_global)]
+        return [_replace(strings(inputs[0]), pattern, rewrite, replace_global)]
 
     return compute
 
 
-def _full_match(x: np.ndarray, regex) -> np.ndarray:
-    return _map(lambda s: regex.fullmatch(s) is not None, x, dtype=bool)
+def _full_match(x: np.ndarray, pattern: bytes) -> np.ndarray:
+    regex = regex_lib.compile_pattern(pattern)
+    return _map(lambda s: regex_lib.full_match(regex, s), x, dtype=bool)
 
 
 def _regex_full_match(kc: KernelConstruction) -> Callable:
     def compute(ctx, inputs: list) -> list:
-        return [_full_match(strings(inputs[0]), _compile(_scalar_string(inputs[1], "Pattern")))]
+        return [_full_match(strings(inputs[0]), _scalar_string(inputs[1], "Pattern"))]
 
     return compute
 
 
 def _static_regex_full_match(kc: KernelConstruction) -> Callable:
-    regex = _compile(kc.attr("pattern").encode())
+    pattern = kc.attr("pattern").encode()
+    regex_lib.compile_pattern(pattern)  # a bad pattern fails at kernel construction
 
     def compute(ctx, inputs: list) -> list:
-        return [_full_match(strings(inputs[0]), regex)]
+        return [_full_match(strings(inputs[0]), pattern)]
 
     return compute
 

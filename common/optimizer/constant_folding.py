@@ -1,7 +1,8 @@
 """Graph optimization (before placement): constant folding (TensorFlow's ConstantFold).
 
 A node is constant-foldable when its op is pure (not stateful, not control flow, not a
-transfer or placeholder, no ref/resource/variant types, no function attrs, a CPU kernel
+transfer or placeholder, not one whose cost its inputs do not bound (regexes), no
+ref/resource/variant types, no function attrs, a CPU kernel
 exists) and every data input comes from a constant-foldable node; Consts start the
 closure. Control inputs from other nodes are allowed: they are recorded, transitively,
 and the replacing Const gets them, so deadness and frames are preserved as in TF.
@@ -45,6 +46,12 @@ DEFAULT_MAX_CONSTANT_BYTES = 10 << 20  # TF's default when max_folded_constant_i
 
 _CONST_OPS = frozenset({"Const", "HostConst"})
 _NEVER_FOLD = frozenset({"Placeholder", "PlaceholderV2", "PlaceholderWithDefault", "NoOp"})
+# Ops whose cost the inputs' sizes do not bound (a short pattern against a short string
+# may take long): folding runs on the master's planning thread, shared by every client,
+# so these run at step time instead, under the step's deadline.
+_COSTLY_OPS = frozenset(
+    {"RegexReplace", "StaticRegexReplace", "RegexFullMatch", "StaticRegexFullMatch"}
+)
 _OPAQUE_TYPES = frozenset({DataType.DT_RESOURCE, DataType.DT_VARIANT})
 _DEADNESS_SPLITTING_OPS = frozenset({"Switch", "RefSwitch", "_SwitchN"})
 _FOLD_DEVICE = "/job:localhost/replica:0/task:0/device:CPU:0"
@@ -62,6 +69,8 @@ def is_foldable_op(graph: Graph, node: Node) -> bool:
     if op_def is None or op_def.is_stateful or not node.output_types:
         return False
     if node.op in _NEVER_FOLD or node.op in TRANSFER_OPS or node.op in CONTROL_FLOW_OPS:
+        return False
+    if node.op in _COSTLY_OPS:
         return False
     if graph.flib is not None and graph.flib.find_op(node.op) is not None:
         return False  # a function call: needs the function runtime

@@ -507,3 +507,14 @@ def test_tf_while_body_constants_fold_inside_their_frame():
     # The body's 1.5 + 0.5 keeps the pivot as control input, so it runs in the loop frame.
     assert folded == {"mul/_0__cf__0": [], "while/add_1/_1__cf__1": ["^while/Identity"]}
     assert float(const_value(graph, "while/add_1/_1__cf__1")) == 2.0
+
+
+def test_constant_fold_never_runs_regex_kernels():
+    # A regex's cost is not bounded by its inputs' sizes: it runs at step time, under the
+    # step's deadline, never on the master's planning thread.
+    g = G().const("s", np.array([b"aaaa!"], dtype=object), DataType.DT_STRING)
+    pattern = attr_value_pb2.AttrValue(s=b"(a+)+$")
+    g.op("m", "StaticRegexFullMatch", "s", pattern=pattern)
+    graph = rewritten(g, [], ["m"])
+    assert constant_fold(graph) == 0
+    assert graph.node("m").op == "StaticRegexFullMatch"
