@@ -7,7 +7,11 @@ Read once at start-up by the worker and master CLIs, the launcher and tests. The
       worker: [HOST:PORT, HOST:PORT]
       ps: [HOST:PORT]
 
-TF's dict form ({"worker": [...], "ps": [...]}, no "jobs" key) is accepted too, and a job's
+`layout: tensorflow` (instead of a `master:` address) is TensorFlow's layout: every task is
+started with `python -m server` and serves MasterService on its own port too, so clients
+dial any task (the chief or worker 0); TF_CONFIG deployments are read into this form
+(common.tf_config). TF's dict form ({"worker": [...], "ps": [...]}, no "jobs" key) is
+accepted too, and a job's
 tasks may be a mapping {task_index: HOST:PORT} (sparse, as TF's JobDef). Port 0 means
 "pick a free port" (in-process clusters; the bound address is filled in later with
 `with_address`). Validation errors are InvalidArgumentError naming the bad entry.
@@ -24,6 +28,7 @@ from typing import Any
 from common.errors import InvalidArgumentError, NotFoundError
 from protos import cluster_pb2
 
+LAYOUTS = ("master", "tensorflow")
 _JOB_NAME = re.compile(r"[A-Za-z]\w*")
 _HOST = re.compile(r"[A-Za-z0-9_.\-]+|\[[0-9A-Fa-f:.]+\]")
 
@@ -50,6 +55,7 @@ class ClusterSpec:
     # ((job, ((task index, address), ...)), ...) in file order; tasks sorted by index.
     job_tasks: tuple[tuple[str, tuple[tuple[int, str], ...]], ...]
     master: str | None = None
+    layout: str = "master"  # LAYOUTS: a master process, or a master in every task
 
     # -- construction ---------------------------------------------------------------------
     @staticmethod
@@ -75,20 +81,29 @@ class ClusterSpec:
         if not isinstance(data, Mapping):
             raise InvalidArgumentError(f"cluster: expected a mapping, got {type(data).__name__}")
         if "jobs" in data:
-            unknown = sorted(set(map(str, data)) - {"jobs", "master"})
+            unknown = sorted(set(map(str, data)) - {"jobs", "master", "layout"})
             if unknown:
                 raise InvalidArgumentError(f"cluster: unknown keys {unknown}")
             jobs = data["jobs"]
             if not isinstance(jobs, Mapping):
                 raise InvalidArgumentError("jobs: expected a mapping of job name -> tasks")
         else:
-            jobs = {k: v for k, v in data.items() if k != "master"}
+            jobs = {k: v for k, v in data.items() if k not in ("master", "layout")}
         master = data.get("master")
+        layout = data.get("layout") or "master"
+        if layout not in LAYOUTS:
+            raise InvalidArgumentError(f"layout: expected one of {list(LAYOUTS)}, got {layout!r}")
         if master is not None:
+            if layout == "tensorflow":
+                raise InvalidArgumentError(
+                    "master: not used with layout: tensorflow (every task serves the master)"
+                )
             split_address(master, "master")
         if not jobs:
             raise InvalidArgumentError("cluster: no jobs")
-        spec = ClusterSpec(tuple(_parse_job(job, tasks) for job, tasks in jobs.items()), master)
+        spec = ClusterSpec(
+            tuple(_parse_job(job, tasks) for job, tasks in jobs.items()), master, layout
+        )
         _check_unique_addresses(spec)
         return spec
 
@@ -115,6 +130,8 @@ class ClusterSpec:
         out: dict[str, Any] = {"jobs": jobs}
         if self.master is not None:
             out["master"] = self.master
+        if self.layout != "master":
+            out["layout"] = self.layout
         return out
 
     # -- queries --------------------------------------------------------------------------

@@ -78,6 +78,11 @@ class Master:
         self._sessions: dict[str, MasterSession] = {}
         self._retries = RetryCache()
 
+    def set_cluster(self, cluster: ClusterSpec) -> None:
+        """New task addresses (in-process clusters learn their ports after binding)."""
+        self.cluster = cluster
+        self.worker_cache.set_cluster(cluster)
+
     # -- devices ---------------------------------------------------------------------------
     def _discover(self) -> list[DeviceEntry]:
         """Every task's devices (GetStatus in parallel; waits for tasks still starting)."""
@@ -90,14 +95,6 @@ class Master:
             for t in tasks
             for d in responses[t].device_attributes
         ]
-
-    def client_device_attributes(self) -> device_attributes_pb2.DeviceAttributes:
-        return device_attributes_pb2.DeviceAttributes(
-            name=self.client_device.name,
-            device_type="CPU",
-            memory_limit=256 << 20,
-            incarnation=self.client_device.incarnation,
-        )
 
     # -- sessions --------------------------------------------------------------------------
     def create_session(
@@ -269,21 +266,26 @@ class Master:
     ) -> tuple[
         list[device_attributes_pb2.DeviceAttributes], list[device_attributes_pb2.DeviceAttributes]
     ]:
-        """(local devices, remote devices): the master's client device; the workers'."""
+        """(local devices, remote devices): the devices of the task this master runs in
+        (none for a master of its own: it runs no ops, so it lists no device), and every
+        other task's devices."""
         if handle:
             entries = self.session(handle).devices
         else:
             entries = self._discover()
-        remote = [
-            device_attributes_pb2.DeviceAttributes(
-                name=d.name,
-                device_type=d.device_type,
-                memory_limit=256 << 20,
-                incarnation=d.incarnation,
+        own = task_of(self.client_device.name)
+        local: list[device_attributes_pb2.DeviceAttributes] = []
+        remote: list[device_attributes_pb2.DeviceAttributes] = []
+        for d in entries:
+            (local if d.task == own else remote).append(
+                device_attributes_pb2.DeviceAttributes(
+                    name=d.name,
+                    device_type=d.device_type,
+                    memory_limit=256 << 20,
+                    incarnation=d.incarnation,
+                )
             )
-            for d in entries
-        ]
-        return [self.client_device_attributes()], remote
+        return local, remote
 
     def reset(self, containers: Sequence[str]) -> None:
         """Close every session and clear `containers` (default: "") on every worker."""

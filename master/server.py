@@ -6,8 +6,9 @@ MasterService under /tensorflow.MasterService and /dataflow.MasterService (and, 
 clients on this host, on a Unix socket found through /dataflow.MasterService/LocalEndpoint:
 worker.local_rpc), `stop()`
 closes the sessions (deleting their worker sessions), stops the server with a grace
-period and closes the channels to workers. start/stop are not reentrant; the running
-server is safe from any thread.
+period and closes the channels to workers. With `in_task=WorkerServer` it serves on that
+task's gRPC server and port instead of its own (master.task_server: TensorFlow's layout).
+start/stop are not reentrant; the running server is safe from any thread.
 """
 
 from __future__ import annotations
@@ -20,10 +21,11 @@ import grpc
 
 from common.cluster import ClusterSpec, split_address
 from common.errors import InvalidArgumentError, UnavailableError
-from master.master import DEFAULT_DEVICE, DEFAULT_RPC_TIMEOUT, Master
+from master.master import CLIENT_DEVICE, DEFAULT_DEVICE, DEFAULT_RPC_TIMEOUT, Master
 from master.service import MasterServicer
 from protos.service_paths import GRPC_OPTIONS, MASTER_METHODS, add_master_servicer
 from worker import local_rpc
+from worker.server import WorkerServer
 
 log = logging.getLogger(__name__)
 
@@ -44,10 +46,18 @@ class MasterServer:
         rpc_timeout: float = DEFAULT_RPC_TIMEOUT,
         step_timeout: float | None = None,
         worker_cache: Any = None,
+        in_task: WorkerServer | None = None,
     ) -> None:
-        if cluster.master is None and port is None:
+        self._in_task = in_task
+        if in_task is not None:  # TensorFlow's layout: the task's server, its port
+            host, file_port = in_task.host, in_task.port
+            bind_host = in_task.bind_host
+            client_device = f"{in_task.task_name}/device:CPU:0"
+        elif cluster.master is None and port is None:
             raise InvalidArgumentError("The cluster has no master address (master: HOST:PORT)")
-        host, file_port = split_address(cluster.master or "127.0.0.1:0", "master")
+        else:
+            host, file_port = split_address(cluster.master or "127.0.0.1:0", "master")
+            client_device = CLIENT_DEVICE
         self.host = host
         self.bind_host = bind_host or host
         self.master = Master(
@@ -56,11 +66,16 @@ class MasterServer:
             default_device=default_device,
             rpc_timeout=rpc_timeout,
             step_timeout=step_timeout,
+            client_device=client_device,
         )
-        self._pool = futures.ThreadPoolExecutor(
-            max_workers=MAX_RPC_THREADS, thread_name_prefix="flowrt-master-rpc"
-        )
-        self._server = grpc.server(self._pool, options=GRPC_OPTIONS)
+        self._pool: futures.ThreadPoolExecutor | None = None
+        if in_task is not None:
+            self._server = in_task.grpc_server
+        else:
+            self._pool = futures.ThreadPoolExecutor(
+                max_workers=MAX_RPC_THREADS, thread_name_prefix="flowrt-master-rpc"
+            )
+            self._server = grpc.server(self._pool, options=GRPC_OPTIONS)
         self._servicer = MasterServicer(self.master)
         add_master_servicer(self._server, self._servicer)
         self._local: local_rpc.LocalServer | None = None
@@ -69,13 +84,16 @@ class MasterServer:
             local_rpc.MASTER_ENDPOINT_SERVICE,
             {local_rpc.ENDPOINT_METHOD: grpc.unary_unary_rpc_method_handler(self._endpoint)},
         ),))
+        self._stopped = False
+        if in_task is not None:
+            self.port = file_port
+            return
         want = file_port if port is None else port
         host = f"[{self.bind_host}]" if ":" in self.bind_host else self.bind_host
         target = f"{host}:{want}"
         self.port = self._server.add_insecure_port(target)
         if self.port == 0:
             raise UnavailableError(f"master: cannot bind {target}")
-        self._stopped = False
 
     @property
     def address(self) -> str:
@@ -94,7 +112,8 @@ class MasterServer:
                 "master",
             )
             self._local_endpoint = self._local.endpoint()
-        self._server.start()
+        if self._in_task is None:
+            self._server.start()
         return self
 
     def _endpoint(self, request: bytes, context: grpc.ServicerContext) -> bytes:
@@ -108,12 +127,15 @@ class MasterServer:
         if self._stopped:
             return
         self._stopped = True
-        stopped = self._server.stop(grace)
+        # In a task the server is the task's: it stops with the task (after this).
+        stopped = self._server.stop(grace) if self._in_task is None else None
         if self._local is not None:
             self._local.close(grace, drain=True)
-        stopped.wait()
+        if stopped is not None:
+            stopped.wait()
         self.master.shutdown()
-        self._pool.shutdown(wait=True)
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
         log.info("master stopped")
 
     def wait_for_termination(self, timeout: float | None = None) -> bool:

@@ -85,6 +85,11 @@ class WorkerServer:
     def task_name(self) -> str:
         return self.worker.task_name
 
+    @property
+    def grpc_server(self) -> grpc.Server:
+        """The gRPC server; a master in this task adds its services before `start`."""
+        return self._server
+
     def start(self) -> WorkerServer:
         if local_rpc.enabled():  # same-host peers: RunGraph / RecvTensor over a socket
             self._local = local_rpc.LocalServer(

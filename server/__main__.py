@@ -1,0 +1,120 @@
+"""Task server, command line: `python -m server` (tf.distribute.Server's contract).
+
+Starts one task that serves WorkerService and MasterService on its one port
+(master.task_server), so `tf.compat.v1.Session("grpc://<any task>")` works. Which task:
+`--cluster FILE --job J --task N`, or with no --cluster the TF_CONFIG environment variable
+as TensorFlow and Kubeflow's TFJob write it (common.tf_config); then it listens on every
+interface (0.0.0.0: its own DNS name may resolve only once it is running) at its port.
+Peers whose names do not resolve yet are retried until the RPC deadline, not fatal.
+Logs "server <task> listening on HOST:PORT", serves until SIGTERM or SIGINT, exits 0.
+"""
+
+from __future__ import annotations
+
+from common import blas_env
+
+blas_env.configure(single_thread=True)  # before anything imports numpy
+
+import argparse  # noqa: E402
+import logging  # noqa: E402
+import sys  # noqa: E402
+from collections.abc import Sequence  # noqa: E402
+
+from common import cli, tf_config  # noqa: E402
+from common.cluster import ClusterSpec  # noqa: E402
+from common.errors import OpError  # noqa: E402
+from master.master import DEFAULT_RPC_TIMEOUT  # noqa: E402
+from master.server import DEFAULT_GRACE_SECONDS  # noqa: E402
+from master.task_server import TaskServer  # noqa: E402
+from worker.graph_mgr import DEFAULT_STEP_TIMEOUT  # noqa: E402
+
+log = logging.getLogger("server")
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(
+        prog="python -m server",
+        description="Run one task of a flowrt cluster in TensorFlow's layout: WorkerService "
+        "and MasterService on the task's port (as tf.distribute.Server). The task comes from "
+        "--cluster/--job/--task, or from the TF_CONFIG environment variable.",
+    )
+    p.add_argument("--cluster", default=None,
+                   help="cluster YAML file (default: read TF_CONFIG)")
+    p.add_argument("--job", default=None, help="job name of this task (with --cluster)")
+    p.add_argument("--task", type=int, default=None, help="task index (with --cluster)")
+    p.add_argument(
+        "--bind-host",
+        default=None,
+        help="address to listen on (default: the host from --cluster; 0.0.0.0 with TF_CONFIG)",
+    )
+    p.add_argument("--cpus", type=int, default=1, help="number of CPU devices (default 1)")
+    p.add_argument(
+        "--default-device",
+        default=None,
+        help="where nodes without a device request run (default: this task)",
+    )
+    p.add_argument(
+        "--rpc-timeout",
+        type=float,
+        default=DEFAULT_RPC_TIMEOUT,
+        help=f"deadline in seconds of short RPCs to other tasks; a peer whose name does not "
+        f"resolve yet is retried until then (default {DEFAULT_RPC_TIMEOUT:g})",
+    )
+    p.add_argument(
+        "--step-timeout",
+        type=float,
+        default=DEFAULT_STEP_TIMEOUT,
+        help=f"longest a step may take on this task, seconds (default {DEFAULT_STEP_TIMEOUT:g})",
+    )
+    cli.add_metrics_flags(p)
+    cli.add_shutdown_flags(p, DEFAULT_GRACE_SECONDS)
+    args = p.parse_args(argv)
+    cli.check_metrics_flags(p, args)
+    if args.cluster is not None and (args.job is None or args.task is None):
+        p.error("--cluster needs --job and --task")
+    if args.cluster is None and (args.job is not None or args.task is not None):
+        p.error("--job/--task go with --cluster (TF_CONFIG names the task itself)")
+    if args.cpus < 1 or args.rpc_timeout <= 0:
+        p.error("--cpus must be at least 1 and --rpc-timeout > 0")
+    return args
+
+
+def task_of_args(args: argparse.Namespace) -> tuple[tf_config.TaskConfig, str | None]:
+    """(the task, the bind host) from --cluster/--job/--task or TF_CONFIG."""
+    if args.cluster is not None:
+        spec = ClusterSpec.load(args.cluster)
+        spec.task_address(args.job, args.task)  # NotFoundError naming a task not in it
+        return tf_config.TaskConfig(spec, args.job, args.task), args.bind_host
+    return tf_config.from_env(), args.bind_host or "0.0.0.0"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    cli.configure_logging(args.log_level)
+    try:
+        task, bind_host = task_of_args(args)
+        server = TaskServer(
+            task.cluster,
+            task.job,
+            task.task,
+            num_cpus=args.cpus,
+            bind_host=bind_host,
+            default_device=args.default_device,
+            rpc_timeout=args.rpc_timeout,
+            step_timeout=args.step_timeout,
+        )
+        metrics_server = cli.start_metrics(
+            args.metrics_port, args.metrics_host or server.bind_host, log
+        )
+    except OpError as e:
+        log.error("cannot start server: %s", e.message)
+        return 2
+    name = f"server {server.task_name}"
+    try:
+        return cli.serve(server, name, lambda: server.address, args.grace, log)
+    finally:
+        cli.stop_metrics(metrics_server)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
