@@ -19,7 +19,8 @@ from wsgiref.simple_server import WSGIServer
 from common import metrics
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
-_STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+# SIGHUP too: a closed terminal (or a launcher passing it on) stops a task cleanly.
+_STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 
 
 class Server(Protocol):
@@ -98,7 +99,7 @@ def configure_logging(level: str) -> None:
 
 
 def stop_on_signals() -> tuple[threading.Event, Callable[[], None]]:
-    """An event SIGTERM or SIGINT sets, and a function that puts the old handlers back."""
+    """An event SIGTERM, SIGINT or SIGHUP sets, and a function that puts the old handlers back."""
     stop = threading.Event()
     previous = {sig: signal.signal(sig, lambda signum, frame: stop.set()) for sig in _STOP_SIGNALS}
 

@@ -1,16 +1,22 @@
 """Deploy, local launcher: a whole cluster on loopback, started the way a user starts it.
 
 `LocalCluster` writes a cluster file with free loopback ports (a master, 2 workers, 1 ps
-by default), starts every task with the user-facing commands (`python -m worker --cluster
-FILE --job J --task N`, `python -m master --cluster FILE`), waits for each process's
-"listening on" log line, and stops them all (SIGTERM, then SIGKILL after a grace period),
-also when start-up fails. `main` (= `python -m deploy`) runs examples/demo.py against the
-master, or with --stay-up serves until interrupted. Not thread-safe; one owner.
+by default; `ports` fixes them), starts every task with the user-facing commands
+(`python -m worker --cluster FILE --job J --task N`, `python -m master --cluster FILE`),
+waits for each process's "listening on" log line, and stops them all (SIGTERM, then
+SIGKILL after a grace period), also when start-up fails. With `layout="tensorflow"` there
+is no master process: every task is `python -m server` given only its TF_CONFIG (as a
+Kubernetes pod gets it), and clients dial the chief or worker 0. Tasks die with the
+launcher, however it dies: a watchdog child (deploy.reaper) stops them and removes the
+temporary directory when the launcher's pipe closes. `main` (= `python -m deploy`) runs
+examples/demo.py against the master, or with --stay-up serves until interrupted. Not
+thread-safe; one owner.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import signal
 import socket
@@ -26,6 +32,7 @@ from typing import IO
 import yaml
 
 from common import cli
+from deploy.reaper import Reaper
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEMO = REPO_ROOT / "examples" / "demo.py"
@@ -40,14 +47,35 @@ def free_port(host: str = "127.0.0.1") -> int:
         return s.getsockname()[1]
 
 
-def write_cluster_file(path: str | Path, jobs: dict[str, int], host: str = "127.0.0.1") -> dict:
+def cluster_dict(
+    jobs: dict[str, int], host: str = "127.0.0.1", ports: Sequence[int] | None = None,
+    layout: str = "master",
+) -> dict:
+    """A cluster file's content: a master (layout "master") and `jobs[job]` tasks per job
+    on `host`, at `ports` in that order (the master first), else on free ports."""
+    count = sum(jobs.values()) + (layout == "master")
+    if ports is not None and len(ports) != count:
+        raise ValueError(f"{count} ports needed (master first, then each job's tasks), "
+                         f"got {len(ports)}")
+    chosen = iter(ports if ports is not None else [free_port(host) for _ in range(count)])
+    data: dict = {"master": f"{host}:{next(chosen)}"} if layout == "master" else {
+        "layout": layout}
+    data["jobs"] = {job: [f"{host}:{next(chosen)}" for _ in range(n)] for job, n in jobs.items()}
+    return data
+
+
+def write_cluster_file(path: str | Path, jobs: dict[str, int], host: str = "127.0.0.1",
+                       ports: Sequence[int] | None = None) -> dict:
     """A cluster file with a master and `jobs[job]` tasks per job on free ports of `host`."""
-    data = {
-        "master": f"{host}:{free_port(host)}",
-        "jobs": {job: [f"{host}:{free_port(host)}" for _ in range(n)] for job, n in jobs.items()},
-    }
+    data = cluster_dict(jobs, host, ports)
     Path(path).write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
     return data
+
+
+def tf_config_env(data: dict, job: str, task: int) -> dict[str, str]:
+    """The TF_CONFIG a task of a cluster dict gets, as an environment entry."""
+    return {"TF_CONFIG": json.dumps(
+        {"cluster": data["jobs"], "task": {"type": job, "index": task}})}
 
 
 def child_env() -> dict[str, str]:
@@ -63,7 +91,8 @@ def child_env() -> dict[str, str]:
 class Task:
     """One child process; its stderr is echoed (prefixed) and scanned for "listening on"."""
 
-    def __init__(self, name: str, argv: Sequence[str], log: IO[str] | None) -> None:
+    def __init__(self, name: str, argv: Sequence[str], log: IO[str] | None,
+                 env: dict[str, str] | None = None) -> None:
         self.name = name
         self.argv = list(argv)
         self.listening = threading.Event()
@@ -72,7 +101,7 @@ class Task:
         self._log = log
         self.proc = subprocess.Popen(
             self.argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-            cwd=REPO_ROOT, env=child_env(),
+            cwd=REPO_ROOT, env={**child_env(), **(env or {})},
         )
         self._reader = threading.Thread(target=self._read, name=f"log-{name}", daemon=True)
         self._reader.start()
@@ -124,13 +153,22 @@ def master_argv(cluster_file: str | Path, *extra: str) -> list[str]:
     return [sys.executable, "-m", "master", "--cluster", str(cluster_file), *extra]
 
 
+def server_argv(*extra: str) -> list[str]:
+    """A task in TensorFlow's layout; which task comes from its TF_CONFIG."""
+    return [sys.executable, "-m", "server", *extra]
+
+
 class LocalCluster:
-    """Master + worker tasks as child processes on loopback."""
+    """Master + worker tasks as child processes on loopback (or, in TensorFlow's layout,
+    `python -m server` tasks given only TF_CONFIG)."""
 
     def __init__(self, jobs: dict[str, int] | None = None, workdir: str | Path | None = None,
                  log: IO[str] | None = None, master_args: Sequence[str] = (),
-                 worker_args: Sequence[str] = ()) -> None:
+                 worker_args: Sequence[str] = (), *, layout: str = "master",
+                 ports: Sequence[int] | None = None) -> None:
         self.jobs = jobs or {"worker": 2, "ps": 1}
+        self.layout = layout
+        self.ports = list(ports) if ports is not None else None
         self._tmp = None if workdir else tempfile.TemporaryDirectory(prefix="flowrt-")
         self.workdir = Path(workdir or self._tmp.name)  # type: ignore[union-attr]
         self.cluster_file = self.workdir / "cluster.yaml"
@@ -140,9 +178,14 @@ class LocalCluster:
         self.tasks: dict[str, Task] = {}
         self.retired: list[Task] = []  # tasks replaced by restart_task
         self.spec: dict = {}
+        self._reaper: Reaper | None = None
 
     @property
     def master_address(self) -> str:
+        """Where clients dial: the master, or the chief (else worker 0) in TF's layout."""
+        if self.layout == "tensorflow":
+            job = "chief" if "chief" in self.spec["jobs"] else "worker"
+            return self.spec["jobs"][job][0]
         return self.spec["master"]
 
     @property
@@ -150,13 +193,18 @@ class LocalCluster:
         return f"grpc://{self.master_address}"
 
     def start(self, timeout: float = START_TIMEOUT_S) -> LocalCluster:
-        self.spec = write_cluster_file(self.cluster_file, self.jobs)
+        self.spec = cluster_dict(self.jobs, ports=self.ports, layout=self.layout)
+        if self.layout == "master":  # TF's layout gets TF_CONFIG only: no file
+            self.cluster_file.write_text(yaml.safe_dump(self.spec, sort_keys=False),
+                                         encoding="utf-8")
+        self._reaper = Reaper([str(self.workdir)] if self._tmp else [], child_env(),
+                              str(REPO_ROOT))
         try:
             for job, n in self.jobs.items():
                 for i in range(n):
                     self.start_task(job, i)
-            self.tasks["master"] = Task(
-                "master", master_argv(self.cluster_file, *self.master_args), self.log)
+            if self.layout == "master":
+                self._spawn("master", master_argv(self.cluster_file, *self.master_args))
             for task in self.tasks.values():
                 task.wait_listening(timeout)
         except BaseException:
@@ -164,11 +212,25 @@ class LocalCluster:
             raise
         return self
 
+    def _spawn(self, name: str, argv: Sequence[str], env: dict[str, str] | None = None) -> Task:
+        task = self.tasks[name] = Task(name, argv, self.log, env)
+        self.watch(task.proc.pid)
+        return task
+
+    def watch(self, pid: int) -> None:
+        """Have the watchdog stop process `pid` too if the launcher dies."""
+        if self._reaper is not None:
+            self._reaper.watch(pid)
+
     def start_task(self, job: str, index: int, timeout: float | None = None) -> Task:
         """(Re)start a worker task on its cluster-file address (with `worker_args`)."""
         name = f"{job}{index}"
-        argv = [*worker_argv(self.cluster_file, job, index), *self.worker_args]
-        task = self.tasks[name] = Task(name, argv, self.log)
+        if self.layout == "tensorflow":
+            task = self._spawn(name, server_argv(*self.worker_args),
+                               tf_config_env(self.spec, job, index))
+        else:
+            argv = [*worker_argv(self.cluster_file, job, index), *self.worker_args]
+            task = self._spawn(name, argv)
         if timeout is not None:
             task.wait_listening(timeout)
         return task
@@ -187,6 +249,9 @@ class LocalCluster:
         codes = {}
         for name in sorted(self.tasks, key=lambda n: n != "master"):
             codes[name] = self.tasks[name].stop()
+        if self._reaper is not None:
+            self._reaper.close()
+            self._reaper = None
         if self._tmp is not None:
             self._tmp.cleanup()
             self._tmp = None
@@ -211,25 +276,45 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--no-demo", action="store_true", help="skip the demo")
     p.add_argument("--steps", type=int, default=3, help="demo steps (default 3)")
     p.add_argument("--quiet", action="store_true", help="do not echo the tasks' logs")
-    return p.parse_args(argv)
+    p.add_argument("--layout", choices=["master", "tensorflow"], default="master",
+                   help="master: a master process and worker tasks (default); tensorflow: "
+                   "every task is `python -m server` given only TF_CONFIG, clients dial "
+                   "worker 0")
+    p.add_argument("--ports", default=None, metavar="P,P,...",
+                   help="fixed ports instead of free ones: the master's first (layout "
+                   "master), then worker 0, worker 1, ps 0")
+    args = p.parse_args(argv)
+    if args.ports is not None:
+        try:
+            args.ports = [int(x) for x in args.ports.split(",")]
+        except ValueError:
+            p.error(f"--ports: expected comma-separated port numbers, got {args.ports!r}")
+        need = 3 + (args.layout == "master")
+        if len(args.ports) != need or not all(0 < x < 65536 for x in args.ports):
+            p.error(f"--ports: {need} ports in 1..65535 needed with --layout {args.layout}")
+    return args
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     log = None if args.quiet else sys.stderr
     stop, restore_signals = cli.stop_on_signals()
-    cluster = LocalCluster(log=log)
+    cluster = LocalCluster(log=log, layout=args.layout, ports=args.ports)
     t0 = time.monotonic()
     cluster.start()
     code = 0
     try:
+        where = (f"cluster file {cluster.cluster_file}" if args.layout == "master"
+                 else "tasks given TF_CONFIG")
         print(f"cluster up in {time.monotonic() - t0:.1f}s: master at {cluster.target}; "
-              f"cluster file {cluster.cluster_file}", flush=True)
+              f"{where}", flush=True)
         if not args.no_demo:
-            code = subprocess.run(
+            demo = subprocess.Popen(
                 [sys.executable, str(DEMO), "--target", cluster.target, "--steps",
-                 str(args.steps)], cwd=REPO_ROOT, env=child_env(), check=False,
-            ).returncode
+                 str(args.steps)], cwd=REPO_ROOT, env=child_env(),
+            )
+            cluster.watch(demo.pid)
+            code = demo.wait()
         if args.stay_up:
             print(f"cluster is up; connect with tf.compat.v1.Session({cluster.target!r}). "
                   "Ctrl-C stops it.", flush=True)
