@@ -25,6 +25,7 @@ from common.ops import (  # noqa: F401  (imported for their registrations)
     slicing_ops,
     space_batch_ops,
     state_ops,
+    stateless_random_ops,
     string_ops,
     training_ops,
     transform_ops,

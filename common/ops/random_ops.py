@@ -1,55 +1,27 @@
-"""Ops (executor stage): random number generation (TensorFlow's random_ops.cc,
-stateless_random_ops.cc): RandomUniform, RandomStandardNormal, TruncatedNormal,
-RandomUniformInt, RandomShuffle, Multinomial and the Stateless* forms.
+"""Ops (executor stage): stateful random number generation, as TensorFlow's
+random_op.cc, random_shuffle_op.cc and multinomial_op.cc: RandomUniform,
+RandomStandardNormal, TruncatedNormal, RandomUniformInt, RandomShuffle, Multinomial.
 
-Seeding follows TensorFlow's contract, not its Philox bit stream: a stateful kernel owns
-one numpy Generator seeded from its (seed, seed2) attrs — random when both are 0 — that
-advances with every call (TF's per-op stream), so a graph with fixed seeds replays the
-same sequence in a fresh session. Stateless ops derive a fresh Generator from their `seed`
-input on every call. Each stream is guarded by a lock: kernels are safe from any thread.
+Each kernel owns a GuardedPhiloxRandom seeded from its (seed, seed2) attrs (from the OS
+when both are 0) and reserves blocks of its stream per run exactly as TF's kernel does,
+so a graph with fixed seeds yields TensorFlow's numbers step after step. Kernels are
+safe from any thread (the reservation is locked; the sampling works on a copy).
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 
-import ml_dtypes
 import numpy as np
 
 from common.errors import InvalidArgumentError
 from common.ops import math_util as mu
+from common.ops.random import distributions
+from common.ops.random.philox import GuardedPhiloxRandom, PhiloxRandom
 from common.ops.registry import KernelConstruction, register_kernel, register_op
 
 _FLT = "{half, bfloat16, float, double}"
 _REAL = "float, double, int32, uint8, int16, int8, int64, bfloat16, uint16, half, uint32, uint64"
-_MASK64 = (1 << 64) - 1
-# Mantissa bits of the low-precision floats: uniform values are k / 2**bits, never 1.0.
-_MANTISSA_BITS = {np.dtype(np.float16): 10, np.dtype(ml_dtypes.bfloat16): 7}
-
-
-class Stream:
-    """A kernel's random stream: deterministic for a nonzero (seed, seed2)."""
-
-    def __init__(self, seed: int, seed2: int) -> None:
-        if seed == 0 and seed2 == 0:
-            self._gen = np.random.default_rng()
-        else:
-            self._gen = np.random.default_rng(
-                np.random.SeedSequence([seed & _MASK64, seed2 & _MASK64])
-            )
-        self._lock = threading.Lock()
-
-    def draw(self, fn: Callable[[np.random.Generator], np.ndarray]) -> np.ndarray:
-        with self._lock:
-            return fn(self._gen)
-
-
-def stateless_generator(seed) -> np.random.Generator:
-    s = np.asarray(seed)
-    if s.shape != (2,):
-        raise InvalidArgumentError(f"seed must have shape [2], not {mu.shape_str(s.shape)}")
-    return np.random.default_rng(np.random.SeedSequence([int(v) & _MASK64 for v in s]))
 
 
 def output_shape(shape) -> tuple[int, ...]:
@@ -65,47 +37,7 @@ def output_shape(shape) -> tuple[int, ...]:
     return dims
 
 
-# ---------------------------------------------------------------------------------------
-# Samplers: (generator, shape, numpy dtype) -> array of that dtype
-# ---------------------------------------------------------------------------------------
-
-
-def uniform(gen: np.random.Generator, shape: tuple, dt: np.dtype) -> np.ndarray:
-    """Uniform in [0, 1) in exactly `dt` (never rounds up to 1)."""
-    bits = _MANTISSA_BITS.get(dt)
-    if bits is not None:
-        k = gen.integers(0, 1 << bits, size=shape)
-        return (k / float(1 << bits)).astype(dt)
-    return gen.random(shape, dtype=np.float64 if dt == np.float64 else np.float32).astype(dt)
-
-
-def normal(gen: np.random.Generator, shape: tuple, dt: np.dtype) -> np.ndarray:
-    ct = np.float64 if dt == np.float64 else np.float32
-    return gen.standard_normal(shape, dtype=ct).astype(dt)
-
-
-def truncated_normal(gen: np.random.Generator, shape: tuple, dt: np.dtype) -> np.ndarray:
-    """Standard normal values, resampled until within two standard deviations."""
-    ct = np.float64 if dt == np.float64 else np.float32
-    out = gen.standard_normal(shape, dtype=ct)
-    bad = np.abs(out) > 2
-    while np.any(bad):
-        out[bad] = gen.standard_normal(int(bad.sum()), dtype=ct)
-        bad = np.abs(out) > 2
-    return out.astype(dt)
-
-
-_SAMPLERS = {
-    "RandomUniform": uniform,
-    "RandomStandardNormal": normal,
-    "TruncatedNormal": truncated_normal,
-    "StatelessRandomUniform": uniform,
-    "StatelessRandomNormal": normal,
-    "StatelessTruncatedNormal": truncated_normal,
-}
-
-
-def _bounds(lo, hi) -> tuple[int, int]:
+def int_bounds(lo, hi, message: str = "Need minval < maxval: {} >= {}") -> tuple[int, int]:
     lo, hi = np.asarray(lo), np.asarray(hi)
     if lo.ndim != 0 or hi.ndim != 0:
         raise InvalidArgumentError(
@@ -114,12 +46,14 @@ def _bounds(lo, hi) -> tuple[int, int]:
             else f"maxval must be 0-D, got shape {mu.shape_str(hi.shape)}"
         )
     if lo >= hi:
-        raise InvalidArgumentError(f"Need minval < maxval: {lo} >= {hi}")
+        raise InvalidArgumentError(message.format(lo, hi))
     return int(lo), int(hi)
 
 
-def multinomial(gen: np.random.Generator, logits, num_samples, out: np.dtype) -> np.ndarray:
-    """Samples per row of a [batch, classes] matrix of unnormalized log-probabilities."""
+def multinomial(gen: PhiloxRandom, logits, num_samples, out: np.dtype) -> np.ndarray:
+    """TF's CPU MultinomialFunctor (one shard): per row, the cumulative sum of
+    exp(logit - max finite logit) over finite logits; each sample is the first class
+    whose sum exceeds a uniform double (two words) times the row's total."""
     x = np.asarray(logits)
     n = np.asarray(num_samples)
     if x.ndim != 2:
@@ -134,96 +68,106 @@ def multinomial(gen: np.random.Generator, logits, num_samples, out: np.dtype) ->
     batch, classes = x.shape
     if classes == 0 and count > 0 and batch > 0:
         raise InvalidArgumentError(f"num_classes should be positive, got {classes}")
-    v = x.astype(np.float64)
+    if batch == 0 or count == 0:
+        return np.zeros((batch, count), out)
+    finite = np.isfinite(x)
+    lowest = np.finfo(x.dtype).min if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+    top = np.max(np.where(finite, x, lowest), axis=1, keepdims=True).astype(np.float64)
     with np.errstate(all="ignore"):
-        w = np.exp(v - np.max(v, axis=1, keepdims=True)) if classes else v
-    cdf = np.cumsum(np.where(np.isfinite(w), w, 0.0), axis=1)
-    u = gen.random((batch, count)) * (cdf[:, -1:] if classes else 0)
-    result = np.empty((batch, count), np.int64)
-    for b in range(batch):  # one vectorised search per row
-        result[b] = np.minimum(np.searchsorted(cdf[b], u[b], side="right"), max(classes - 1, 0))
-    return result.astype(out)
+        w = np.exp(x.astype(np.float64) - top)
+    cdf = np.cumsum(np.where(finite, w, 0.0), axis=1)
+    u = distributions.uniform_doubles(gen, batch * count).reshape(batch, count)
+    target = u * cdf[:, -1:]
+    result = np.empty((batch, count), out)
+    for b in range(batch):  # std::upper_bound, one vectorised search per row
+        result[b] = np.searchsorted(cdf[b], target[b], side="right")
+    return result
+
+
+def multinomial_reservation(batch: int, num_samples: int) -> int:
+    """Blocks a Multinomial run reserves: 256 per output of a batch * ceil4(samples) * 2
+    (CPU draws two words per sample)."""
+    return batch * ((num_samples + 3) // 4 * 4) * 2 * 256
 
 
 # ---------------------------------------------------------------------------------------
 # Kernels
 # ---------------------------------------------------------------------------------------
 
+_SAMPLERS = {
+    "RandomUniform": distributions.uniform,
+    "RandomStandardNormal": distributions.normal,
+    "TruncatedNormal": distributions.truncated_normal,
+}
 
-def _stream(kc: KernelConstruction) -> Stream:
-    return Stream(int(kc.attrs.get("seed", 0)), int(kc.attrs.get("seed2", 0)))
+
+def _generator(kc: KernelConstruction) -> GuardedPhiloxRandom:
+    return GuardedPhiloxRandom(int(kc.attrs.get("seed", 0)), int(kc.attrs.get("seed2", 0)))
 
 
 def _distribution(kc: KernelConstruction) -> Callable:
-    sample, dt, stream = _SAMPLERS[kc.op], mu.np_type(kc.attr("dtype")), _stream(kc)
+    sample, dt, guarded = _SAMPLERS[kc.op], mu.np_type(kc.attr("dtype")), _generator(kc)
 
     def compute(ctx, inputs: list) -> list:
         shape = output_shape(inputs[0])
-        return [stream.draw(lambda g: sample(g, shape, dt))]
-
-    return compute
-
-
-def _stateless_distribution(kc: KernelConstruction) -> Callable:
-    sample, dt = _SAMPLERS[kc.op], mu.np_type(kc.attr("dtype"))
-
-    def compute(ctx, inputs: list) -> list:
-        shape = output_shape(inputs[0])
-        return [sample(stateless_generator(inputs[1]), shape, dt)]
+        n = int(np.prod(shape, dtype=np.int64))
+        gen = guarded.reserve_random_outputs(n)
+        return [sample(gen, n, dt).reshape(shape)]
 
     return compute
 
 
 def _random_uniform_int(kc: KernelConstruction) -> Callable:
-    dt, stream = mu.np_type(kc.attr("Tout")), _stream(kc)
+    dt, guarded = mu.np_type(kc.attr("Tout")), _generator(kc)
 
     def compute(ctx, inputs: list) -> list:
         shape = output_shape(inputs[0])
-        lo, hi = _bounds(inputs[1], inputs[2])
-        return [stream.draw(lambda g: g.integers(lo, hi, size=shape, dtype=dt))]
+        n = int(np.prod(shape, dtype=np.int64))
+        if n == 0:
+            return [np.zeros(shape, dt)]
+        lo, hi = int_bounds(inputs[1], inputs[2])
+        gen = guarded.reserve_random_outputs(n)
+        return [distributions.uniform_int(gen, n, dt, lo, hi).reshape(shape)]
 
     return compute
 
 
-def _stateless_uniform_int(kc: KernelConstruction) -> Callable:
-    dt = mu.np_type(kc.attr("dtype"))
-
-    def compute(ctx, inputs: list) -> list:
-        shape = output_shape(inputs[0])
-        gen = stateless_generator(inputs[1])
-        lo, hi = _bounds(inputs[2], inputs[3])
-        return [gen.integers(lo, hi, size=shape, dtype=dt)]
-
-    return compute
+def shuffle_permutation(gen: PhiloxRandom, size: int) -> np.ndarray:
+    """TF's RandomShuffle over [0, size): Fisher-Yates from the front, swapping i with
+    i + word_i % (size - i). The swaps are sequential (one per row), the words are not."""
+    draws = (gen.uint32s(size - 1) % np.arange(size, 1, -1, dtype=np.uint32)).tolist()
+    perm = list(range(size))
+    for i, r in enumerate(draws):
+        j = i + r
+        perm[i], perm[j] = perm[j], perm[i]
+    return np.asarray(perm, np.int64)
 
 
 def _random_shuffle(kc: KernelConstruction) -> Callable:
-    stream = _stream(kc)
+    guarded = _generator(kc)
 
     def compute(ctx, inputs: list) -> list:
         x = np.asarray(inputs[0])
-        if x.ndim == 0 or x.shape[0] <= 1:
+        if x.size <= 1 or x.ndim == 0 or x.shape[0] <= 1:
             return [x]
-        order = stream.draw(lambda g: g.permutation(x.shape[0]))
-        return [x[order]]
+        size = x.shape[0]
+        gen = guarded.reserve_samples32(size - 1)
+        return [x[shuffle_permutation(gen, size)]]
 
     return compute
 
 
 def _multinomial(kc: KernelConstruction) -> Callable:
-    out, stream = mu.np_type(kc.attr("output_dtype")), _stream(kc)
+    out, guarded = mu.np_type(kc.attr("output_dtype")), _generator(kc)
 
     def compute(ctx, inputs: list) -> list:
-        return [stream.draw(lambda g: multinomial(g, inputs[0], inputs[1], out))]
-
-    return compute
-
-
-def _stateless_multinomial(kc: KernelConstruction) -> Callable:
-    out = mu.np_type(kc.attr("output_dtype"))
-
-    def compute(ctx, inputs: list) -> list:
-        return [multinomial(stateless_generator(inputs[2]), inputs[0], inputs[1], out)]
+        x, n = np.asarray(inputs[0]), np.asarray(inputs[1])
+        batch = x.shape[0] if x.ndim == 2 else 0
+        count = int(n) if n.ndim == 0 and int(n) > 0 else 0
+        if x.ndim == 2 and x.shape[1] == 0 or batch == 0 or count == 0:
+            return [multinomial(PhiloxRandom((0, 0)), x, n, out)]
+        gen = guarded.reserve_samples128(multinomial_reservation(batch, count))
+        return [multinomial(gen, x, n, out)]
 
     return compute
 
@@ -259,34 +203,6 @@ def _register() -> None:
         stateful=True,
     )
     register_kernel("Multinomial", host_memory=("num_samples",))(_multinomial)
-
-    tseed = "Tseed: {int32, int64} = DT_INT64"
-    for name in ("StatelessRandomUniform", "StatelessRandomNormal", "StatelessTruncatedNormal"):
-        register_op(
-            name,
-            ["shape: T", "seed: Tseed"],
-            ["output: dtype"],
-            [f"dtype: {_FLT} = DT_FLOAT", "T: {int32, int64} = DT_INT32", tseed],
-        )
-        register_kernel(name, host_memory=("shape", "seed"))(_stateless_distribution)
-    register_op(
-        "StatelessRandomUniformInt",
-        ["shape: T", "seed: Tseed", "minval: dtype", "maxval: dtype"],
-        ["output: dtype"],
-        ["dtype: {int32, int64}", "T: {int32, int64}", tseed],
-    )
-    register_kernel("StatelessRandomUniformInt", host_memory=("shape", "seed", "minval", "maxval"))(
-        _stateless_uniform_int
-    )
-    register_op(
-        "StatelessMultinomial",
-        ["logits: T", "num_samples: int32", "seed: Tseed"],
-        ["output: output_dtype"],
-        [f"T: {{{_REAL}}}", tseed, "output_dtype: {int32, int64} = DT_INT64"],
-    )
-    register_kernel("StatelessMultinomial", host_memory=("num_samples", "seed"))(
-        _stateless_multinomial
-    )
 
 
 _register()

@@ -15,7 +15,7 @@ from common.ops.registry import OpKernelContext
 from . import kernel_construction
 from .signatures import assert_signature_matches_tensorflow, module_ops
 
-MY_OPS = module_ops("common.ops.random_ops")
+MY_OPS = module_ops("common.ops.random_ops", "common.ops.stateless_random_ops")
 N = 20000
 
 
@@ -45,10 +45,19 @@ def test_registered_the_whole_family():
                 "RandomUniform",
                 "RandomUniformInt",
                 "StatelessMultinomial",
+                "StatelessRandomGetAlg",
+                "StatelessRandomGetKeyCounter",
+                "StatelessRandomGetKeyCounterAlg",
                 "StatelessRandomNormal",
+                "StatelessRandomNormalV2",
                 "StatelessRandomUniform",
+                "StatelessRandomUniformFullInt",
+                "StatelessRandomUniformFullIntV2",
                 "StatelessRandomUniformInt",
+                "StatelessRandomUniformIntV2",
+                "StatelessRandomUniformV2",
                 "StatelessTruncatedNormal",
+                "StatelessTruncatedNormalV2",
                 "TruncatedNormal",
             ]
         )

@@ -1,0 +1,24 @@
+/* Array loops over the C library's log and sincos, for the random kernels' Box-Muller
+ * transform: TensorFlow calls logf/sincosf (log/sincos for double) one value at a time,
+ * and numpy's own vectorised log/sin/cos round differently in the last bit. Built by
+ * common/ops/random/libm.py with plain -O2 (no -ffast-math: each call must be the
+ * library's scalar function, as in TensorFlow). */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdint.h>
+
+void flowrt_logf(const float *x, float *out, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) out[i] = logf(x[i]);
+}
+
+void flowrt_sincosf(const float *x, float *s, float *c, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) sincosf(x[i], &s[i], &c[i]);
+}
+
+void flowrt_log(const double *x, double *out, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) out[i] = log(x[i]);
+}
+
+void flowrt_sincos(const double *x, double *s, double *c, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) sincos(x[i], &s[i], &c[i]);
+}
