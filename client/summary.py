@@ -28,8 +28,8 @@ from client.framework import dtypes
 from client.framework import ops as _ops
 from client.framework.op_builder import convert_to_tensor
 from client.ops import logging_ops
+from common.checkpoint.crc32c import crc32c, mask, unmask
 from common.errors import DataLossError
-from common.tensor_bundle import crc32c, mask, unmask
 from protos.event_pb2 import Event, SessionLog, TaggedRunMetadata
 from protos.graph_pb2 import GraphDef
 from protos.summary_pb2 import Summary, SummaryDescription, SummaryMetadata

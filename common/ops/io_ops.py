@@ -2,7 +2,7 @@
 graphs use it: SaveV2, RestoreV2, MergeV2Checkpoints, ShardedFilename, ShardedFilespec.
 
 The files are TensorFlow's V2 checkpoint (tensor bundle) format, written and read by
-common.tensor_bundle, so checkpoints move between this runtime and TensorFlow both ways.
+common.checkpoint, so checkpoints move between this runtime and TensorFlow both ways.
 A kernel touches the filesystem of the process running it: the process of the device the
 SaveV2/RestoreV2 node is placed on. Kernels keep no state and are safe from any thread;
 two saves to one prefix at once are not (as in TensorFlow).
@@ -20,11 +20,12 @@ from collections.abc import Callable
 
 import numpy as np
 
-from common import dtypes, tensor_bundle
+from common import dtypes
+from common.checkpoint import bundle
+from common.checkpoint.slices import Extent
 from common.dtypes import DataType
 from common.errors import InvalidArgumentError
 from common.ops.registry import KernelConstruction, register_kernel, register_op
-from common.tensor_bundle import Extent
 from common.tensor_shape import shape_string
 
 # ---------------------------------------------------------------------------------------
@@ -106,7 +107,7 @@ def _save_v2(kc: KernelConstruction) -> Callable:
             raise InvalidArgumentError(
                 f"Got {np.asarray(names).size} tensor names but {len(tensors)} tensors."
             )
-        writer = tensor_bundle.BundleWriter(_string_scalar(prefix))
+        writer = bundle.BundleWriter(_string_scalar(prefix))
         try:
             for name, spec, dtype, tensor in zip(_strings(names), _strings(specs), types, tensors):
                 _add(writer, name, spec.decode(), dtype, tensor)
@@ -120,7 +121,7 @@ def _save_v2(kc: KernelConstruction) -> Callable:
 
 
 def _add(
-    writer: tensor_bundle.BundleWriter, name: bytes, spec: str, dtype: DataType, tensor
+    writer: bundle.BundleWriter, name: bytes, spec: str, dtype: DataType, tensor
 ) -> None:
     if not spec:
         writer.add(name, dtype, tensor)
@@ -145,7 +146,7 @@ def _restore_v2(kc: KernelConstruction) -> Callable:
                 f"Got {np.asarray(names).size} tensor names, but {len(types)} expected dtypes."
             )
         _validate(prefix, names, specs)
-        reader = tensor_bundle.BundleReader(_string_scalar(prefix))
+        reader = bundle.BundleReader(_string_scalar(prefix))
         return [
             _restore_one(reader, name, spec.decode(), dtype)
             for name, spec, dtype in zip(_strings(names), _strings(specs), types)
@@ -155,7 +156,7 @@ def _restore_v2(kc: KernelConstruction) -> Callable:
 
 
 def _restore_one(
-    reader: tensor_bundle.BundleReader, name: bytes, spec: str, dtype: DataType
+    reader: bundle.BundleReader, name: bytes, spec: str, dtype: DataType
 ) -> np.ndarray:
     entry = reader.entry(name)
     if entry.dtype != dtype:
@@ -199,7 +200,7 @@ def _merge_v2_checkpoints(kc: KernelConstruction) -> Callable:
             )
         sources = [os.fsdecode(p) for p in _strings(prefixes)]
         merged = _string_scalar(destination)
-        tensor_bundle.merge_bundles(sources, merged, allow_missing)
+        bundle.merge_bundles(sources, merged, allow_missing)
         if delete_old_dirs:
             _delete_old_dirs(sources, merged)
         return []

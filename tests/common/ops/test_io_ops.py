@@ -1,4 +1,4 @@
-"""Checkpoint ops (io_ops) and the tensor bundle format (common.tensor_bundle): bundles our
+"""Checkpoint ops (io_ops) and the tensor bundle format (common.checkpoint): bundles our
 SaveV2 writes are byte-identical to TensorFlow's and read by it, bundles TensorFlow writes
 are read by our RestoreV2, errors carry TensorFlow's codes, merges equal TensorFlow's.
 TensorFlow (eager tf.raw_ops, tf.train.load_checkpoint) is the oracle."""
@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from google.protobuf import descriptor_pb2
 
-from common import tensor_bundle
+from common.checkpoint import bundle, crc32c, slices, table
 from common.dtypes import DataType
 from common.errors import (
     DataLossError,
@@ -164,11 +164,11 @@ def test_bundle_protos_mirror_tensorflow():
 
 
 def test_crc32c_and_mask():
-    assert tensor_bundle.crc32c(b"123456789") == 0xE3069283  # the CRC-32C check value
-    assert tensor_bundle.crc32c(b"6789", tensor_bundle.crc32c(b"12345")) == 0xE3069283
+    assert crc32c.crc32c(b"123456789") == 0xE3069283  # the CRC-32C check value
+    assert crc32c.crc32c(b"6789", crc32c.crc32c(b"12345")) == 0xE3069283
     for crc in (0, 1, 0xE3069283, 0xFFFFFFFF):
-        assert tensor_bundle.unmask(tensor_bundle.mask(crc)) == crc
-    assert tensor_bundle.mask(0) == 0xA282EAD8
+        assert crc32c.unmask(crc32c.mask(crc)) == crc
+    assert crc32c.mask(0) == 0xA282EAD8
 
 
 def test_table_round_trip_across_blocks(tmp_path):
@@ -177,14 +177,14 @@ def test_table_round_trip_across_blocks(tmp_path):
     ]
     path = tmp_path / "t.table"
     with open(path, "wb") as f:
-        builder = tensor_bundle.TableBuilder(f)
+        builder = table.TableBuilder(f)
         for k, v in entries:
             builder.add(k, v)
         builder.finish()
     data = path.read_bytes()
     assert data[-8:] == bytes.fromhex("57fb808b247547db")
-    assert tensor_bundle.read_table(data, str(path)) == entries
-    builder = tensor_bundle.TableBuilder(io.BytesIO())
+    assert table.read_table(data, str(path)) == entries
+    builder = table.TableBuilder(io.BytesIO())
     builder.add(b"b", b"")
     with pytest.raises(InvalidArgumentError, match="out of order"):
         builder.add(b"a", b"")
@@ -250,7 +250,7 @@ def test_many_tensors_index_spans_blocks_byte_identical(tmp_path):
     _tf_save(str(tmp_path / "tf"), tensors)
     save(tmp_path / "ours", tensors)
     ours = (tmp_path / "ours.index").read_bytes()
-    assert len(ours) > tensor_bundle.BLOCK_SIZE
+    assert len(ours) > table.BLOCK_SIZE
     assert ours == (tmp_path / "tf.index").read_bytes()
 
 
@@ -374,14 +374,14 @@ def test_insufficient_slices_is_invalid_argument(tmp_path):
 def test_slice_spec_must_match_tensor_shape(tmp_path):
     value = np.ones((2, 3), np.float32)
     save(tmp_path / "a", {"v": (D.DT_FLOAT, value)}, ["2 3 -:0,3"])  # a full slice
-    assert tensor_bundle.BundleReader(str(tmp_path / "a")).keys() == [b"v"]
+    assert bundle.BundleReader(str(tmp_path / "a")).keys() == [b"v"]
     with pytest.raises(InvalidArgumentError, match="does not match the shape of the tensor"):
         save(tmp_path / "c", {"v": (D.DT_FLOAT, value)}, ["4 3 0,1:-"])
     assert not list(tmp_path.glob("c*"))
 
 
 def test_slice_keys_are_tensorflows_ordered_code():
-    key = tensor_bundle.encode_tensor_name_slice(b"a\x00\xff", [(3, 5), (0, None), (-70, 9000)])
+    key = slices.encode_tensor_name_slice(b"a\x00\xff", [(3, 5), (0, None), (-70, 9000)])
     # 0; "a" with 00/ff escaped then 00 01; 3 dims; (3,5) (0,-1) (-70,9000) signed-increasing.
     expected = b"\x00" + b"a\x00\xff\xff\x00\x00\x01" + b"\x01\x03"
     expected += b"\x83\x85" + b"\x80\x7f" + bytes([0x3F, 0xBA]) + bytes([0xE0, 0x23, 0x28])
@@ -448,7 +448,7 @@ def test_flipped_data_bit_is_data_loss_for_us_and_tensorflow(tmp_path, name):
     tensors = sample_tensors()
     prefix = str(tmp_path / "model")
     save(prefix, tensors)
-    entry = tensor_bundle.BundleReader(prefix).entry(name)
+    entry = bundle.BundleReader(prefix).entry(name)
     _corrupt(tmp_path / "model.data-00000-of-00001", entry.offset + entry.size - 1)
     dtype = tensors[name][0]
     with pytest.raises(DataLossError, match=f"Checksum does not match.*tensor {name}"):
@@ -503,7 +503,7 @@ def test_save_writes_temp_files_then_renames(tmp_path, monkeypatch):
         events.append(f"{os.path.basename(src)} -> {os.path.basename(dst)}")
         real_replace(src, dst)
 
-    monkeypatch.setattr(tensor_bundle.os, "replace", spy)
+    monkeypatch.setattr(bundle.os, "replace", spy)
     save(tmp_path / "m", {"v": (D.DT_FLOAT, np.ones(3, np.float32))})
     assert [e.split(".tempstate")[0] for e in events] == ["m.data-00000-of-00001", "m.index"]
     assert events[0].endswith("-> m.data-00000-of-00001") and events[1].endswith("-> m.index")

@@ -1,4 +1,4 @@
-"""Checkpoint format (executor stage, file I/O): TensorFlow's tensor bundle, the V2
+"""Checkpoint format (executor stage, file I/O): the bundle: TensorFlow's tensor bundle, the V2
 checkpoint that SaveV2 writes and RestoreV2 reads, byte for byte as TensorFlow's
 tensor_bundle.cc does.
 
@@ -7,13 +7,13 @@ A bundle under `prefix` is two kinds of file:
 - `<prefix>.data-NNNNN-of-MMMMM`: each tensor's bytes, one after the other, unpadded.
   Numeric tensors are their raw little-endian bytes; a string tensor is the varint64
   length of every element, a 4-byte masked CRC32C of those lengths, then the bytes.
-- `<prefix>.index`: a LevelDB-format table (`TableBuilder` / `read_table` here) whose key
+- `<prefix>.index`: a LevelDB-format table (`TableBuilder` / `read_table` in table.py) whose key
   "" holds a BundleHeaderProto and whose other keys, in byte order, are tensor names
   holding BundleEntryProtos (dtype, shape, shard, offset, size, masked CRC32C).
 
 A partitioned variable's pieces are slices: the full tensor's entry lists the slices
 (TensorSliceProtos) and each slice is an entry of its own under a key that encodes the
-name and extents in TensorFlow's OrderedCode (`encode_tensor_name_slice`).
+name and extents in TensorFlow's OrderedCode (`encode_tensor_name_slice` in slices.py).
 
 Writers write temporary files and rename them into place, data file first, so a crash
 never leaves an index naming missing or partial data. Nothing here registers ops (the
@@ -25,13 +25,23 @@ from __future__ import annotations
 import os
 import secrets
 import struct
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import BinaryIO
 
-import google_crc32c
 import numpy as np
 
 from common import dtypes
+from common.checkpoint.crc32c import crc32c, mask, unmask
+from common.checkpoint.slices import (
+    Extent,
+    bounds,
+    encode_tensor_name_slice,
+    extents_of,
+    extents_str,
+    is_full_slice,
+    slice_proto,
+)
+from common.checkpoint.table import TableBuilder, get_varint, put_varint, read_table
 from common.dtypes import DataType
 from common.errors import (
     DataLossError,
@@ -41,254 +51,19 @@ from common.errors import (
     UnimplementedError,
 )
 from common.tensor_shape import shape_string
-from protos import tensor_bundle_pb2, tensor_shape_pb2, tensor_slice_pb2
-
-# One dimension of a slice: (start, length), length None for the whole dimension.
-Extent = tuple[int, int | None]
+from protos import tensor_bundle_pb2, tensor_shape_pb2
 
 HEADER_KEY = b""
 BUNDLE_VERSION = 1  # kTensorBundleVersion: the producer version we write and can read
-TABLE_MAGIC = 0xDB4775248B80FB57
-FOOTER_SIZE = 48  # two BlockHandles padded to 40 bytes, then the 8-byte magic
-BLOCK_TRAILER_SIZE = 5  # compression type byte + masked CRC32C
-BLOCK_SIZE = 256 * 1024  # table::Options defaults TensorFlow writes with
-RESTART_INTERVAL = 16
-NO_COMPRESSION = 0
 _CHUNK = 8 << 20  # bytes copied, checksummed and written at a time
 _U32 = struct.Struct("<I")
 
 
 # ---------------------------------------------------------------------------------------
-# CRC32C (Castagnoli), masked as LevelDB and TensorFlow store it
-# ---------------------------------------------------------------------------------------
-
-
-def crc32c(data: bytes, crc: int = 0) -> int:
-    """`crc` extended over `data` (bytes: the C library takes no other buffer)."""
-    return int(google_crc32c.extend(crc, data))
-
-
-def mask(crc: int) -> int:
-    """LevelDB's masked CRC: rotate right 15 bits and add a constant, so the CRC of data
-    that embeds CRCs stays well distributed."""
-    return ((((crc >> 15) | (crc << 17)) & 0xFFFFFFFF) + 0xA282EAD8) & 0xFFFFFFFF
-
-
-def unmask(masked: int) -> int:
-    rot = (masked - 0xA282EAD8) & 0xFFFFFFFF
-    return ((rot >> 17) | (rot << 15)) & 0xFFFFFFFF
-
-
-# ---------------------------------------------------------------------------------------
-# Varints
-# ---------------------------------------------------------------------------------------
-
-
-def put_varint(out: bytearray, value: int) -> None:
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-
-
-def get_varint(data: bytes | memoryview, pos: int, where: str) -> tuple[int, int]:
-    """(value, position after it); DataLoss naming `where` if the data ends first."""
-    result = shift = 0
-    while pos < len(data) and shift <= 63:
-        byte = data[pos]
-        pos += 1
-        result |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return result, pos
-        shift += 7
-    raise DataLossError(f"Bad varint in {where}")
-
-
-# ---------------------------------------------------------------------------------------
-# LevelDB table: writing (table_builder.cc, block_builder.cc, format.cc)
-# ---------------------------------------------------------------------------------------
-
-
-class _BlockBuilder:
-    """Entries with keys prefix-compressed against the previous one, a restart point
-    (a full key) every `restart_interval` entries, then the restart offsets."""
-
-    def __init__(self, restart_interval: int) -> None:
-        self.restart_interval = restart_interval
-        self.reset()
-
-    def reset(self) -> None:
-        self.buffer = bytearray()
-        self.restarts = [0]
-        self.counter = 0
-        self.last_key = b""
-
-    def add(self, key: bytes, value: bytes) -> None:
-        shared = 0
-        if self.counter < self.restart_interval:
-            limit = min(len(self.last_key), len(key))
-            while shared < limit and self.last_key[shared] == key[shared]:
-                shared += 1
-        else:
-            self.restarts.append(len(self.buffer))
-            self.counter = 0
-        put_varint(self.buffer, shared)
-        put_varint(self.buffer, len(key) - shared)
-        put_varint(self.buffer, len(value))
-        self.buffer += key[shared:]
-        self.buffer += value
-        self.last_key = key
-        self.counter += 1
-
-    def size_estimate(self) -> int:
-        return len(self.buffer) + 4 * len(self.restarts) + 4
-
-    def empty(self) -> bool:
-        return not self.buffer
-
-    def finish(self) -> bytes:
-        tail = b"".join(_U32.pack(r) for r in self.restarts) + _U32.pack(len(self.restarts))
-        return bytes(self.buffer) + tail
-
-
-def _shortest_separator(start: bytes, limit: bytes) -> bytes:
-    """A short key >= start and < limit (BytewiseComparator::FindShortestSeparator)."""
-    n = min(len(start), len(limit))
-    i = 0
-    while i < n and start[i] == limit[i]:
-        i += 1
-    if i < n and start[i] < 0xFF and start[i] + 1 < limit[i]:
-        return start[:i] + bytes([start[i] + 1])
-    return start
-
-
-def _short_successor(key: bytes) -> bytes:
-    """A short key >= key (BytewiseComparator::FindShortSuccessor)."""
-    for i, byte in enumerate(key):
-        if byte != 0xFF:
-            return key[:i] + bytes([byte + 1])
-    return key
-
-
-def _block_handle(offset: int, size: int) -> bytes:
-    out = bytearray()
-    put_varint(out, offset)
-    put_varint(out, size)
-    return bytes(out)
-
-
-class TableBuilder:
-    """Writes a LevelDB-format table of (key, value) added in strictly increasing key
-    order to `out`, uncompressed, laid out exactly as TensorFlow's TableBuilder does."""
-
-    def __init__(self, out: BinaryIO) -> None:
-        self.out = out
-        self.offset = 0
-        self.data_block = _BlockBuilder(RESTART_INTERVAL)
-        self.index_block = _BlockBuilder(1)
-        self.last_key: bytes | None = None
-        self.pending_handle: bytes | None = None  # of the last data block, not yet indexed
-
-    def add(self, key: bytes, value: bytes) -> None:
-        if self.last_key is not None and key <= self.last_key:
-            raise InvalidArgumentError(f"Table keys out of order: {key!r} after {self.last_key!r}")
-        if self.pending_handle is not None:
-            assert self.last_key is not None
-            self.index_block.add(_shortest_separator(self.last_key, key), self.pending_handle)
-            self.pending_handle = None
-        self.data_block.add(key, value)
-        self.last_key = key
-        if self.data_block.size_estimate() >= BLOCK_SIZE:
-            self._flush()
-
-    def _flush(self) -> None:
-        if self.data_block.empty():
-            return
-        self.pending_handle = self._write_block(self.data_block)
-
-    def _write_block(self, block: _BlockBuilder) -> bytes:
-        contents = block.finish()
-        block.reset()
-        handle = _block_handle(self.offset, len(contents))
-        kind = bytes([NO_COMPRESSION])
-        self.out.write(contents)
-        self.out.write(kind + _U32.pack(mask(crc32c(kind, crc32c(contents)))))
-        self.offset += len(contents) + BLOCK_TRAILER_SIZE
-        return handle
-
-    def finish(self) -> None:
-        self._flush()
-        metaindex_handle = self._write_block(_BlockBuilder(RESTART_INTERVAL))
-        if self.pending_handle is not None:
-            assert self.last_key is not None
-            self.index_block.add(_short_successor(self.last_key), self.pending_handle)
-            self.pending_handle = None
-        index_handle = self._write_block(self.index_block)
-        footer = (metaindex_handle + index_handle).ljust(FOOTER_SIZE - 8, b"\0")
-        self.out.write(footer + struct.pack("<Q", TABLE_MAGIC))
-        self.offset += FOOTER_SIZE
-
-
-# ---------------------------------------------------------------------------------------
-# LevelDB table: reading
-# ---------------------------------------------------------------------------------------
-
-
-def _read_block(data: bytes, handle: bytes, pos: int, filename: str) -> tuple[bytes, int]:
-    """The contents of the block `handle` (at `pos` in it) points to, checksum verified."""
-    offset, pos = get_varint(handle, pos, filename)
-    size, pos = get_varint(handle, pos, filename)
-    end = offset + size
-    if end + BLOCK_TRAILER_SIZE > len(data):
-        raise DataLossError(f"Truncated block read in {filename}")
-    contents, kind = data[offset:end], data[end]
-    stored = _U32.unpack_from(data, end + 1)[0]
-    if unmask(stored) != crc32c(data[end : end + 1], crc32c(contents)):
-        raise DataLossError(f"Block checksum mismatch in {filename}")
-    if kind != NO_COMPRESSION:
-        raise UnimplementedError(f"Compressed table blocks (type {kind}) in {filename}")
-    return contents, pos
-
-
-def _block_entries(block: bytes, filename: str) -> Iterable[tuple[bytes, bytes]]:
-    if len(block) < 4:
-        raise DataLossError(f"Bad block contents in {filename}")
-    num_restarts = _U32.unpack_from(block, len(block) - 4)[0]
-    limit = len(block) - 4 - 4 * num_restarts
-    if limit < 0:
-        raise DataLossError(f"Bad block contents in {filename}")
-    pos, key = 0, b""
-    while pos < limit:
-        shared, pos = get_varint(block, pos, filename)
-        non_shared, pos = get_varint(block, pos, filename)
-        value_len, pos = get_varint(block, pos, filename)
-        if shared > len(key) or pos + non_shared + value_len > limit:
-            raise DataLossError(f"Bad entry in block of {filename}")
-        key = key[:shared] + block[pos : pos + non_shared]
-        pos += non_shared
-        yield key, block[pos : pos + value_len]
-        pos += value_len
-
-
-def read_table(data: bytes, filename: str) -> list[tuple[bytes, bytes]]:
-    """Every (key, value) of a LevelDB-format table held in `data`, in key order."""
-    if len(data) < FOOTER_SIZE:
-        raise DataLossError(f"{filename}: file is too short to be an sstable")
-    footer = data[len(data) - FOOTER_SIZE :]
-    if struct.unpack_from("<Q", footer, FOOTER_SIZE - 8)[0] != TABLE_MAGIC:
-        raise DataLossError(f"{filename}: not an sstable (bad magic number)")
-    _, pos = _read_block(data, footer, 0, filename)  # the metaindex: checked, unused
-    index, _ = _read_block(data, footer, pos, filename)
-    entries: list[tuple[bytes, bytes]] = []
-    for _, handle in _block_entries(index, filename):
-        block, _ = _read_block(data, handle, 0, filename)
-        entries.extend(_block_entries(block, filename))
-    return entries
-
-
-# ---------------------------------------------------------------------------------------
 # File names (tensor_bundle/naming.cc)
 # ---------------------------------------------------------------------------------------
+
+
 
 
 def meta_filename(prefix: str) -> str:
@@ -310,82 +85,10 @@ def _makedirs(prefix: str) -> None:
 
 
 # ---------------------------------------------------------------------------------------
-# Slices: keys (checkpoint::EncodeTensorNameSlice, strings::OrderedCode) and extents
-# ---------------------------------------------------------------------------------------
-
-
-def _num_increasing(value: int) -> bytes:
-    """OrderedCode::WriteNumIncreasing: a length byte, then big-endian bytes."""
-    body = value.to_bytes((value.bit_length() + 7) // 8, "big") if value else b""
-    return bytes([len(body)]) + body
-
-
-def _ordered_string(value: bytes) -> bytes:
-    """OrderedCode::WriteString: 0x00 -> 00 ff, 0xff -> ff 00, then the separator 00 01."""
-    escaped = (_ESCAPES.get(c, bytes([c])) for c in value)
-    return b"".join(escaped) + b"\x00\x01"
-
-
-_ESCAPES = {0x00: b"\x00\xff", 0xFF: b"\xff\x00"}
-
-
-# Header bits of OrderedCode::WriteSignedNumIncreasing by encoded length.
-_SIGNED_HEADER = [(0, 0), (0x80, 0), (0xC0, 0), (0xE0, 0), (0xF0, 0), (0xF8, 0), (0xFC, 0)]
-_SIGNED_HEADER += [(0xFE, 0), (0xFF, 0), (0xFF, 0x80), (0xFF, 0xC0)]
-
-
-def _signed_increasing(value: int) -> bytes:
-    """OrderedCode::WriteSignedNumIncreasing: n bytes hold [-2^(7n-1), 2^(7n-1)); the
-    leading bits give the sign and the length."""
-    x = ~value if value < 0 else value
-    if x < 64:
-        return bytes([(0x80 ^ value) & 0xFF])
-    length = -(-(x.bit_length() + 1) // 7)
-    body = bytearray((value & ((1 << 80) - 1)).to_bytes(10, "big")[10 - length :])
-    body[0] ^= _SIGNED_HEADER[length][0]
-    body[1] ^= _SIGNED_HEADER[length][1]
-    return bytes(body)
-
-
-def encode_tensor_name_slice(name: bytes, extents: Sequence[Extent]) -> bytes:
-    """The key a slice of tensor `name` is stored under (EncodeTensorNameSlice)."""
-    out = _num_increasing(0) + _ordered_string(name) + _num_increasing(len(extents))
-    for start, length in extents:
-        if length is None:  # TensorSlice's full extent: start 0, length kFullExtent (-1)
-            start, length = 0, -1
-        out += _signed_increasing(start) + _signed_increasing(length)
-    return out
-
-
-def is_full_slice(extents: Sequence[Extent], shape: Sequence[int]) -> bool:
-    return all(n is None or (s == 0 and n == d) for (s, n), d in zip(extents, shape))
-
-
-def slice_proto(extents: Sequence[Extent]) -> tensor_slice_pb2.TensorSliceProto:
-    """TensorSlice::AsProto: a full dimension is an empty Extent."""
-    proto = tensor_slice_pb2.TensorSliceProto()
-    for start, length in extents:
-        extent = proto.extent.add()
-        if length is not None:
-            extent.start, extent.length = start, length
-    return proto
-
-
-def extents_of(proto: tensor_slice_pb2.TensorSliceProto) -> list[Extent]:
-    return [(e.start, e.length if e.HasField("length") else None) for e in proto.extent]
-
-
-def _bounds(extents: Sequence[Extent], shape: Sequence[int]) -> list[tuple[int, int]]:
-    return [(s, d if n is None else s + n) for (s, n), d in zip(extents, shape)]
-
-
-def _extents_str(extents: Sequence[Extent]) -> str:
-    return ":".join("-" if n is None else f"{s},{n}" for s, n in extents)
-
-
-# ---------------------------------------------------------------------------------------
 # Tensor encoding
 # ---------------------------------------------------------------------------------------
+
+
 
 
 def _as_bytes(value: object) -> bytes:
@@ -437,6 +140,8 @@ def _shape_proto(shape: Sequence[int]) -> tensor_shape_pb2.TensorShapeProto:
 # ---------------------------------------------------------------------------------------
 # Writer
 # ---------------------------------------------------------------------------------------
+
+
 
 
 class BundleWriter:
@@ -552,6 +257,8 @@ def _remove_quietly(path: str) -> None:
 # ---------------------------------------------------------------------------------------
 
 
+
+
 class BundleReader:
     """Reads a bundle at `prefix` (BundleReader). The index is read whole at construction;
     tensor bytes are read on `lookup`."""
@@ -628,7 +335,7 @@ class BundleReader:
         key = _as_bytes(name)
         entry = self.entry(key)
         shape = self.shape_of(entry, key.decode(errors="replace"))
-        want = _bounds(extents, shape)
+        want = bounds(extents, shape)
         if not entry.slices:
             _, value = self.lookup(key)
             return value[tuple(slice(lo, hi) for lo, hi in want)]
@@ -636,7 +343,7 @@ class BundleReader:
         covered = np.zeros(out.shape, dtype=bool)
         for stored_proto in entry.slices:
             stored = extents_of(stored_proto)
-            have = _bounds(stored, shape)
+            have = bounds(stored, shape)
             if have == want:
                 return self.lookup(encode_tensor_name_slice(key, stored))[1]
             common = [(max(a, c), min(b, d)) for (a, b), (c, d) in zip(want, have)]
@@ -651,7 +358,7 @@ class BundleReader:
             raise InvalidArgumentError(
                 f"Does not have sufficient slices for partitioned tensor "
                 f"{key.decode(errors='replace')} to restore in slice_spec: "
-                f"{_extents_str(extents)}"
+                f"{extents_str(extents)}"
             )
         return out
 
@@ -771,6 +478,8 @@ def _check_version(header: tensor_bundle_pb2.BundleHeaderProto, filename: str) -
 # ---------------------------------------------------------------------------------------
 # Merging the shards of a sharded save (MergeBundles)
 # ---------------------------------------------------------------------------------------
+
+
 
 
 def merge_bundles(
