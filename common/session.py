@@ -32,7 +32,7 @@ from common.executor import CallFrame, Executor, StepState, StepStatsCollector
 from common.function_library import FunctionLibrary
 from common.function_runtime import FunctionRuntime
 from common.graph.constructor import convert_graph_def_to_graph
-from common.graph_optimizer import disabled_options, optimize_graph, options_from_config
+from common.optimizer.graph_optimizer import disabled_options, optimize_graph, options_from_config
 from common.partition import partition
 from common.placer import place
 from common.rendezvous import LocalRendezvous
@@ -161,7 +161,7 @@ class Session:
         optimize: bool | None = None,
         config: Any = None,
     ) -> None:
-        # Graph optimization (common.graph_optimizer) before placement: as `config` (a
+        # Graph optimization (common.optimizer.graph_optimizer) before placement: as `config` (a
         # ConfigProto) says, else on (L1: CSE + constant folding), TensorFlow's default;
         # `optimize=False` turns it off.
         self._optimizer_options = _optimizer_options(optimize, config)

@@ -42,7 +42,7 @@ from common.errors import (
 from common.function_library import FunctionLibrary
 from common.graph.constructor import convert_graph_def_to_graph
 from common.graph.graph import Graph, Node
-from common.graph_optimizer import optimize_graph, options_from_config
+from common.optimizer.graph_optimizer import optimize_graph, options_from_config
 from common.partition import partition
 from common.placer import place
 from common.rendezvous import create_key

@@ -2,5 +2,5 @@
 common_runtime/graph_optimizer passes): common-subexpression elimination (`cse`),
 constant folding (`constant_folding`), Identity and dead-node removal (`simplify`).
 
-The entry point that orders them and loops to a fixpoint is `common.graph_optimizer`.
+The entry point that orders them and loops to a fixpoint is `graph_optimizer`.
 """

@@ -13,7 +13,9 @@ from common.dtypes import DataType
 from common.errors import InvalidArgumentError
 from common.graph.constructor import convert_graph_def_to_graph
 from common.graph.graph import Graph
-from common.graph_optimizer import (
+from common.optimizer.constant_folding import constant_fold
+from common.optimizer.cse import eliminate_common_subexpressions
+from common.optimizer.graph_optimizer import (
     DEFAULT_MAX_CONSTANT_BYTES,
     OptimizeStats,
     Passes,
@@ -21,8 +23,6 @@ from common.graph_optimizer import (
     optimize_graph,
     resolve_passes,
 )
-from common.optimizer.constant_folding import constant_fold
-from common.optimizer.cse import eliminate_common_subexpressions
 from common.optimizer.simplify import remove_dead_nodes, remove_identity_nodes
 from common.session import Session
 from common.subgraph import DeviceInfo, rewrite_graph_for_execution
