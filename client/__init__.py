@@ -249,7 +249,7 @@ math = _NS(
     negative=negative,
 )
 # TF1 programs' extra top-level names: tf.app/flags/logging, tf.compat.v1, tf.assign ...
-from client import app, compat, flags, logging  # noqa: E402, F401
+from client import app, compat, flags, logging, losses, metrics  # noqa: E402, F401
 from client.ops.math_ops import (  # noqa: E402, F401
     acos,
     arg_max,

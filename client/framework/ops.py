@@ -689,6 +689,8 @@ class GraphKeys:
     GLOBAL_STEP = "global_step"
     UPDATE_OPS = "update_ops"
     LOSSES = "losses"
+    REGULARIZATION_LOSSES = "regularization_losses"
+    METRIC_VARIABLES = "metric_variables"
     TRAIN_OP = "train_op"
     SUMMARIES = "summaries"
     MODEL_VARIABLES = "model_variables"

@@ -1,0 +1,250 @@
+"""Client API: tf.compat.v1.metrics (metrics_impl): streaming metrics whose state lives
+in local variables (LOCAL_VARIABLES and METRIC_VARIABLES collections) and whose update
+ops accumulate it; (value, update_op) pairs with TF's scopes ("accuracy/total",
+"auc/true_positives", ...). Graph building only."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from client.framework import dtypes
+from client.framework import ops as _ops
+from client.framework.op_builder import convert_to_tensor
+from client.losses import broadcast_weights, remove_squeezable_dimensions
+from client.ops import array_ops, math_ops
+from client.ops import variable_scope as vs
+from client.ops.variables import Variable, VariableAggregation, VariableSynchronization
+
+
+def metric_variable(shape: Any, dtype: Any, validate_shape: bool = True, name: Any = None) -> Any:
+    """A zero-initialized, non-trainable local variable holding a metric's state."""
+    return Variable(
+        lambda: array_ops.zeros(shape, dtype),
+        trainable=False,
+        collections=[_ops.GraphKeys.LOCAL_VARIABLES, _ops.GraphKeys.METRIC_VARIABLES],
+        validate_shape=validate_shape,
+        synchronization=VariableSynchronization.ON_READ,
+        aggregation=VariableAggregation.SUM,
+        name=name,
+    )
+
+
+def _collect(collections: Any, value: Any) -> None:
+    for key in collections or ():
+        _ops.add_to_collection(key, value)
+
+
+def mean(
+    values: Any,
+    weights: Any = None,
+    metrics_collections: Any = None,
+    updates_collections: Any = None,
+    name: Any = None,
+) -> tuple[Any, Any]:
+    with vs.variable_scope(name, "mean", [values, weights]):
+        values = math_ops.cast(values, dtypes.float32)
+        total = metric_variable([], dtypes.float32, name="total")
+        count = metric_variable([], dtypes.float32, name="count")
+        if weights is None:
+            num_values = math_ops.cast(array_ops.size(values), dtypes.float32)
+        else:
+            _, values, weights = remove_squeezable_dimensions(None, values, weights)
+            weights = broadcast_weights(math_ops.cast(weights, dtypes.float32), values)
+            values = math_ops.multiply(values, weights)
+            num_values = math_ops.reduce_sum(weights)
+        update_total = total.assign_add(math_ops.reduce_sum(values))
+        with _ops.control_dependencies([values]):
+            update_count = count.assign_add(num_values)
+        value = math_ops.div_no_nan(total, math_ops.maximum(count, 0), name="value")
+        update_op = math_ops.div_no_nan(
+            update_total, math_ops.maximum(update_count, 0), name="update_op"
+        )
+        _collect(metrics_collections, value)
+        _collect(updates_collections, update_op)
+        return value, update_op
+
+
+def accuracy(
+    labels: Any,
+    predictions: Any,
+    weights: Any = None,
+    metrics_collections: Any = None,
+    updates_collections: Any = None,
+    name: Any = None,
+) -> tuple[Any, Any]:
+    labels, predictions, weights = remove_squeezable_dimensions(labels, predictions, weights)
+    predictions.shape.assert_is_compatible_with(labels.shape)
+    if labels.dtype != predictions.dtype:
+        predictions = math_ops.cast(predictions, labels.dtype)
+    is_correct = math_ops.cast(math_ops.equal(predictions, labels), dtypes.float32)
+    return mean(is_correct, weights, metrics_collections, updates_collections, name or "accuracy")
+
+
+def _count_condition(values: Any, weights: Any, metrics_collections: Any, updates: Any) -> Any:
+    count = metric_variable([], dtypes.float32, name="count")
+    values = math_ops.cast(values, dtypes.float32)
+    if weights is not None:
+        values = math_ops.multiply(values, math_ops.cast(weights, dtypes.float32))
+    update_op = count.assign_add(math_ops.reduce_sum(values))
+    _collect(metrics_collections, count)
+    _collect(updates, update_op)
+    return count, update_op
+
+
+def _bool_inputs(labels: Any, predictions: Any, weights: Any) -> tuple[Any, Any, Any]:
+    return remove_squeezable_dimensions(
+        math_ops.cast(labels, dtypes.bool), math_ops.cast(predictions, dtypes.bool), weights
+    )
+
+
+def _counter(default_name: str, label_value: bool, prediction_value: bool):
+    def fn(
+        labels: Any,
+        predictions: Any,
+        weights: Any = None,
+        metrics_collections: Any = None,
+        updates_collections: Any = None,
+        name: Any = None,
+    ) -> tuple[Any, Any]:
+        with vs.variable_scope(name, default_name, [predictions, labels, weights]):
+            labels, predictions, weights = _bool_inputs(labels, predictions, weights)
+            hit = math_ops.logical_and(
+                math_ops.equal(labels, label_value), math_ops.equal(predictions, prediction_value)
+            )
+            return _count_condition(hit, weights, metrics_collections, updates_collections)
+
+    fn.__name__ = default_name
+    return fn
+
+
+true_positives = _counter("true_positives", True, True)
+false_positives = _counter("false_positives", False, True)
+false_negatives = _counter("false_negatives", True, False)
+true_negatives = _counter("true_negatives", False, False)
+
+
+def _ratio(default_name: str, other: Any):
+    """precision = tp / (tp + fp), recall = tp / (tp + fn); 0 while the denominator is 0."""
+
+    def fn(
+        labels: Any,
+        predictions: Any,
+        weights: Any = None,
+        metrics_collections: Any = None,
+        updates_collections: Any = None,
+        name: Any = None,
+    ) -> tuple[Any, Any]:
+        with vs.variable_scope(name, default_name, [predictions, labels, weights]):
+            labels, predictions, weights = _bool_inputs(labels, predictions, weights)
+            tp, tp_update = true_positives(labels, predictions, weights)
+            x, x_update = other(labels, predictions, weights)
+
+            def compute(a: Any, b: Any, op_name: str) -> Any:
+                return array_ops.where(
+                    math_ops.greater(a + b, 0), math_ops.divide(a, a + b), 0, op_name
+                )
+
+            value = compute(tp, x, "value")
+            update_op = compute(tp_update, x_update, "update_op")
+            _collect(metrics_collections, value)
+            _collect(updates_collections, update_op)
+            return value, update_op
+
+    fn.__name__ = default_name
+    return fn
+
+
+precision = _ratio("precision", false_positives)
+recall = _ratio("recall", false_negatives)
+
+
+def _confusion_matrix_at_thresholds(
+    labels: Any, predictions: Any, thresholds: list[float], weights: Any
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    labels, predictions, weights = remove_squeezable_dimensions(
+        math_ops.cast(labels, dtypes.bool), math_ops.cast(predictions, dtypes.float32), weights
+    )
+    n = len(thresholds)
+    predictions_2d = array_ops.reshape(predictions, [-1, 1])
+    labels_2d = array_ops.reshape(math_ops.cast(labels, dtypes.bool), [1, -1])
+    num_predictions = predictions_2d.shape[0]
+    if num_predictions is None:
+        num_predictions = array_ops.shape(predictions_2d)[0]
+    thresh_tiled = array_ops.tile(
+        array_ops.expand_dims(convert_to_tensor(thresholds, dtype=dtypes.float32), [1]),
+        array_ops.stack([1, num_predictions]),
+    )
+    pred_is_pos = math_ops.greater(
+        array_ops.tile(array_ops.transpose(predictions_2d), [n, 1]), thresh_tiled
+    )
+    pred_is_neg = math_ops.logical_not(pred_is_pos)
+    label_is_pos = array_ops.tile(labels_2d, [n, 1])
+    label_is_neg = math_ops.logical_not(label_is_pos)
+    weights_tiled = None
+    if weights is not None:
+        weights = broadcast_weights(math_ops.cast(weights, dtypes.float32), predictions)
+        weights_tiled = array_ops.tile(array_ops.reshape(weights, [1, -1]), [n, 1])
+    values, updates = {}, {}
+    for key, var_name, a, b in (
+        ("tp", "true_positives", label_is_pos, pred_is_pos),
+        ("fn", "false_negatives", label_is_pos, pred_is_neg),
+        ("tn", "true_negatives", label_is_neg, pred_is_neg),
+        ("fp", "false_positives", label_is_neg, pred_is_pos),
+    ):
+        var = metric_variable([n], dtypes.float32, name=var_name)
+        hit = math_ops.cast(math_ops.logical_and(a, b), dtypes.float32)
+        if weights_tiled is not None:
+            hit *= weights_tiled
+        updates[key] = var.assign_add(math_ops.reduce_sum(hit, 1))
+        values[key] = var
+    return values, updates
+
+
+def auc(
+    labels: Any,
+    predictions: Any,
+    weights: Any = None,
+    num_thresholds: int = 200,
+    metrics_collections: Any = None,
+    updates_collections: Any = None,
+    curve: str = "ROC",
+    name: Any = None,
+    summation_method: str = "trapezoidal",
+    thresholds: Any = None,
+) -> tuple[Any, Any]:
+    """Area under the ROC or PR curve by trapezoids over `num_thresholds` thresholds."""
+    if summation_method != "trapezoidal":
+        raise ValueError(
+            f"summation_method {summation_method!r} is not supported by this client "
+            "(only 'trapezoidal', TensorFlow's default)"
+        )
+    with vs.variable_scope(name, "auc", [labels, predictions, weights]):
+        if thresholds is not None:
+            thresholds = sorted(thresholds)
+            num_thresholds = len(thresholds) + 2
+            cuts = [float(t) for t in thresholds]
+        else:
+            cuts = [(i + 1) * 1.0 / (num_thresholds - 1) for i in range(num_thresholds - 2)]
+        kepsilon = 1e-7
+        cuts = [0.0 - kepsilon, *cuts, 1.0 + kepsilon]
+        values, updates = _confusion_matrix_at_thresholds(labels, predictions, cuts, weights)
+        epsilon = 1.0e-6
+
+        def compute_auc(tp: Any, fn: Any, tn: Any, fp: Any, op_name: str) -> Any:
+            rec = math_ops.divide(tp + epsilon, tp + fn + epsilon)
+            if curve == "ROC":
+                x, y = math_ops.divide(fp, fp + tn + epsilon), rec
+            else:
+                x, y = rec, math_ops.divide(tp + epsilon, tp + fp + epsilon)
+            k = num_thresholds - 1
+            return math_ops.reduce_sum(
+                math_ops.multiply(x[:k] - x[1:], (y[:k] + y[1:]) / 2.0), name=op_name
+            )
+
+        value = compute_auc(values["tp"], values["fn"], values["tn"], values["fp"], "value")
+        update_op = compute_auc(
+            updates["tp"], updates["fn"], updates["tn"], updates["fp"], "update_op"
+        )
+        _collect(metrics_collections, value)
+        _collect(updates_collections, update_op)
+        return value, update_op

@@ -1,0 +1,138 @@
+"""tf.losses and tf.metrics through `client` against tensorflow.compat.v1: the same
+node names for the loss/metric tensors and variables, the same values step by step."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.client.tf1_oracle import assert_close, run_both
+
+TF_GRAPH_MODE = True
+
+RNG = np.random.RandomState(7)
+LOGITS = RNG.randn(6, 4).astype(np.float32)
+LABELS = np.array([0, 3, 1, 1, 2, 0], np.int32)
+ONEHOT = np.eye(4, dtype=np.float32)[LABELS]
+PRED = RNG.rand(6, 1).astype(np.float32)
+TARGET = (RNG.rand(6, 1) > 0.5).astype(np.float32)
+WEIGHTS = np.array([[1.0], [0.0], [2.0], [0.5], [0.0], [1.0]], np.float32)
+
+
+def _losses(tf, weights, reduction):
+    logits = tf.placeholder(tf.float32, [6, 4], name="logits")
+    labels = tf.placeholder(tf.int32, [6], name="labels")
+    pred = tf.placeholder(tf.float32, [6, 1], name="pred")
+    target = tf.placeholder(tf.float32, [6, 1], name="target")
+    w = weights if weights is not None else 1.0
+    wv = w[:, 0] if isinstance(w, np.ndarray) else w
+    r = getattr(tf.losses.Reduction, reduction)
+    out = {
+        "softmax": tf.losses.softmax_cross_entropy(
+            tf.one_hot(labels, 4), logits, weights=wv, reduction=r
+        ),
+        "softmax_smooth": tf.losses.softmax_cross_entropy(
+            tf.one_hot(labels, 4), logits, label_smoothing=0.1, reduction=r
+        ),
+        "sparse": tf.losses.sparse_softmax_cross_entropy(labels, logits, weights=wv, reduction=r),
+        "sigmoid": tf.losses.sigmoid_cross_entropy(target, pred * 3.0, weights=w, reduction=r),
+        "sigmoid_smooth": tf.losses.sigmoid_cross_entropy(
+            target, pred, label_smoothing=0.2, reduction=r
+        ),
+        "mse": tf.losses.mean_squared_error(target, pred, weights=w, reduction=r),
+        "huber": tf.losses.huber_loss(target, pred * 4.0, weights=w, delta=0.5, reduction=r),
+        "hinge": tf.losses.hinge_loss(target, pred - 0.5, weights=w, reduction=r),
+        "abs": tf.losses.absolute_difference(target, pred, weights=w, reduction=r),
+        "log": tf.losses.log_loss(target, pred, weights=w, reduction=r),
+    }
+    feeds = {logits: LOGITS, labels: LABELS, pred: PRED, target: TARGET}
+    return out, feeds
+
+
+@pytest.mark.parametrize(
+    "weights,reduction",
+    [
+        (None, "SUM_BY_NONZERO_WEIGHTS"),
+        (WEIGHTS, "SUM_BY_NONZERO_WEIGHTS"),
+        (WEIGHTS, "MEAN"),
+        (WEIGHTS, "SUM"),
+        (None, "SUM_OVER_BATCH_SIZE"),
+        (WEIGHTS, "NONE"),
+    ],
+)
+def test_losses_like_tf(weights, reduction):
+    def build(tf):
+        out, feeds = _losses(tf, weights, reduction)
+        total = tf.constant(0.0)
+        if reduction != "NONE":  # per-example losses of different ranks do not add up
+            total = tf.losses.get_total_loss(add_regularization_losses=False)
+        names = {k: v.name for k, v in out.items()}
+        n_coll = len(tf.get_collection(tf.GraphKeys.LOSSES))
+
+        def steps(sess):
+            return sess.run(out, feeds), sess.run(total, feeds), names, n_coll
+
+        return steps
+
+    out, want, _, _ = run_both(build)
+    assert_close(out, want, rtol=1e-5, atol=1e-6)
+
+
+def test_regularization_and_total_loss_like_tf():
+    def build(tf):
+        w = tf.Variable(np.arange(4, dtype=np.float32), name="w")
+        tf.add_to_collection(tf.GraphKeys.REGULARIZATION_LOSSES, 0.1 * tf.nn.l2_loss(w))
+        data = tf.losses.mean_squared_error(tf.constant([1.0, 2.0]), tf.constant([0.0, 4.0]))
+        reg = tf.losses.get_regularization_loss()
+        total = tf.losses.get_total_loss()
+        names = [t.name for t in (data, reg, total)]
+
+        def steps(sess):
+            return sess.run([data, reg, total]), names, tf.losses.get_losses()[0].name
+
+        return steps
+
+    out, want, _, _ = run_both(build)
+    assert_close(out, want)
+
+
+def test_metrics_like_tf():
+    def build(tf):
+        labels = tf.placeholder(tf.int64, [None], name="labels")
+        scores = tf.placeholder(tf.float32, [None], name="scores")
+        w = tf.placeholder(tf.float32, [None], name="w")
+        pred = tf.cast(scores > 0.5, tf.int64)
+        metrics = {
+            "acc": tf.metrics.accuracy(labels, pred),
+            "acc_w": tf.metrics.accuracy(labels, pred, weights=w, name="weighted_acc"),
+            "mean": tf.metrics.mean(scores),
+            "mean_w": tf.metrics.mean(scores, weights=w),
+            "prec": tf.metrics.precision(labels, pred),
+            "rec": tf.metrics.recall(labels, pred, weights=w),
+            "auc": tf.metrics.auc(labels, scores),
+            "auc_pr": tf.metrics.auc(labels, scores, curve="PR", num_thresholds=50),
+        }
+        updates = {k: v[1] for k, v in metrics.items()}
+        values = {k: v[0] for k, v in metrics.items()}
+        local = sorted(v.op.name for v in tf.local_variables())
+        names = {k: (v[0].name, v[1].name) for k, v in metrics.items()}
+        rng = np.random.RandomState(3)
+
+        def steps(sess):
+            seen = []
+            for n in (5, 8, 3):
+                feed = {
+                    labels: rng.randint(0, 2, n),
+                    scores: rng.rand(n).astype(np.float32),
+                    w: rng.rand(n).astype(np.float32),
+                }
+                seen.append(sess.run(updates, feed))
+            seen.append(sess.run(values))
+            return seen, local, names
+
+        return steps
+
+    out, want, _, _ = run_both(build)
+    assert_close(out[0], want[0], rtol=1e-5, atol=1e-6)
+    assert out[1] == want[1]
+    assert out[2] == want[2]
