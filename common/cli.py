@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 from wsgiref.simple_server import WSGIServer
 
-from common import metrics
+from common import memory, metrics
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 # SIGHUP too: a closed terminal (or a launcher passing it on) stops a task cleanly.
@@ -65,6 +65,36 @@ def add_metrics_flags(p: argparse.ArgumentParser) -> None:
         default=None,
         help="address the metrics endpoint listens on (default: the server's bind host)",
     )
+
+
+def add_limit_flags(p: argparse.ArgumentParser) -> None:
+    """--memory-limit: this process's allocation budget (common.memory)."""
+    default_mb = memory.default_limit() >> 20
+    p.add_argument(
+        "--memory-limit",
+        type=_size,
+        default=None,
+        metavar="SIZE",
+        help="memory this process may use for tensors, e.g. 4G or 512M; larger allocations "
+        f"fail with ResourceExhausted naming the node (default {memory.DEFAULT_FRACTION:g} "
+        f"of the machine's or cgroup's memory: {default_mb} MiB here)",
+    )
+
+
+def apply_limit_flags(args: argparse.Namespace, log: logging.Logger) -> None:
+    if args.memory_limit is not None:
+        memory.set_limit(args.memory_limit)
+    log.info("memory limit %d MiB", memory.limit() >> 20)
+
+
+def _size(text: str) -> int:
+    try:
+        value = memory.parse_size(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError("must be positive")
+    return value
 
 
 def check_metrics_flags(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:

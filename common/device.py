@@ -62,6 +62,9 @@ class Device:
         self.incarnation = new_incarnation() if incarnation is None else incarnation
         self.memory_limit = memory_limit
         self.resource_mgr = resource_mgr if resource_mgr is not None else ResourceMgr()
+        # Largest allocation one kernel on this device may make (0: the process budget
+        # alone; common.memory). Constant folding's scratch device caps it.
+        self.allocation_limit = 0
 
     def attributes(self) -> Any:
         """This device as a DeviceAttributes proto."""

@@ -113,6 +113,8 @@ class FunctionLibrary:
                 self.add_function(fdef)
             for g in proto.gradient:
                 self.add_gradient(g.function_name, g.gradient_func)
+            if added:
+                self.check_not_recursive(added)
         except OpError:
             for name in added:
                 self._functions.pop(name, None)
@@ -157,6 +159,38 @@ class FunctionLibrary:
                 if callee in self._functions and callee not in out:
                     stack.append(callee)
         return out
+
+    def check_not_recursive(self, roots: Iterable[str]) -> None:
+        """InvalidArgument naming the cycle if a function reachable from `roots` calls
+        itself, directly or through other functions (a call op or a func attr such as a
+        While body). Inlining or instantiating one would never end; TensorFlow's runtime
+        crashes on them."""
+        state: dict[str, int] = {}  # 1: on the current path, 2: done
+        for root in roots:
+            if root not in self._functions or state.get(root) == 2:
+                continue
+            path = [root]
+            state[root] = 1
+            stack = [iter(sorted(self._callees(root)))]
+            while stack:
+                callee = next(stack[-1], None)
+                if callee is None:
+                    stack.pop()
+                    state[path.pop()] = 2
+                    continue
+                if state.get(callee) == 1:
+                    cycle = path[path.index(callee):] + [callee]
+                    raise InvalidArgumentError(
+                        f"Function '{callee}' is recursive ({' -> '.join(cycle)}): "
+                        "recursive functions are not supported"
+                    )
+                if state.get(callee) is None:
+                    state[callee] = 1
+                    path.append(callee)
+                    stack.append(iter(sorted(self._callees(callee))))
+
+    def _callees(self, name: str) -> set[str]:
+        return {f for f in functions_called_by(self._functions[name]) if f in self._functions}
 
     # -- instantiation (later stage) -------------------------------------------------
     def instantiate(self, name: str, attrs: dict[str, Any]) -> Any:

@@ -73,6 +73,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "directly, without RPCs (default: none)",
     )
     cli.add_metrics_flags(p)
+    cli.add_limit_flags(p)
     cli.add_shutdown_flags(p, DEFAULT_GRACE_SECONDS)
     args = p.parse_args(argv)
     if args.step_timeout < 0 or args.rpc_timeout <= 0:
@@ -84,6 +85,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     cli.configure_logging(args.log_level)
+    cli.apply_limit_flags(args, log)
     try:
         cluster = ClusterSpec.load(args.cluster)
         master = MasterServer(

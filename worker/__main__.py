@@ -66,6 +66,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "(its master died or never finished it; default: --step-timeout)",
     )
     cli.add_metrics_flags(p)
+    cli.add_limit_flags(p)
     cli.add_shutdown_flags(p, DEFAULT_GRACE_SECONDS)
     args = p.parse_args(argv)
     cli.check_metrics_flags(p, args)
@@ -79,6 +80,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     cli.configure_logging(args.log_level)
+    cli.apply_limit_flags(args, log)
     try:
         cluster = ClusterSpec.load(args.cluster)
         server = WorkerServer(

@@ -107,6 +107,7 @@ class Executor:
             kernel_factory,
             flib if flib is not None else graph.flib,
             scope,
+            allocation_limit=self.device.allocation_limit,
         )
         self._traced: GraphView | None = None  # built at the first traced step
 

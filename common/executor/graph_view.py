@@ -85,7 +85,9 @@ class GraphView:
         kernel_lookup: KernelLookup | None,
         flib: Any,
         scope: Any = None,
+        allocation_limit: int = 0,
     ) -> None:
+        self.allocation_limit = allocation_limit
         self.nodes: list[Node] = list(graph.op_nodes())
         index = {n.id: i for i, n in enumerate(self.nodes)}
         self.index = index
@@ -263,6 +265,7 @@ class GraphView:
                     device_type=device_type,
                     flib=flib,
                     scope=scope,
+                    allocation_limit=self.allocation_limit,
                 )
                 compute = kdef.factory(kc)
             except OpError as e:

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from common import dtypes
+from common import dtypes, memory
 from common.dtypes import DataType
 from common.errors import InvalidArgumentError
 from common.ops import variant_ops
@@ -430,6 +430,7 @@ def _broadcast_to(k: KernelConstruction, x: np.ndarray, shape: np.ndarray) -> np
             f"Unable to broadcast tensor of shape {shape_str(np.shape(x))} to tensor of "
             f"shape {shape_str(target)}"
         )
+    memory.check_allocation(k, target, np.asarray(x).dtype)
     return np.array(np.broadcast_to(x, target))
 
 
@@ -505,6 +506,7 @@ def _fill(k: KernelConstruction, dims: np.ndarray, value: np.ndarray) -> np.ndar
         if d < 0:
             raise InvalidArgumentError(f"Dimension {d} must be >= 0")
     value = np.asarray(value)
+    memory.check_allocation(k, shape, value.dtype)
     out = np.empty(shape, dtype=value.dtype)
     out.fill(value[()])
     return out

@@ -14,6 +14,7 @@ from collections.abc import Callable
 import ml_dtypes
 import numpy as np
 
+from common import memory
 from common.dtypes import DataType
 from common.errors import InvalidArgumentError
 from common.ops import math_util as mu
@@ -173,6 +174,7 @@ def _range(kc: KernelConstruction) -> Callable:
             size = (abs(limit - start) + abs(delta) - 1) // abs(delta)
         else:
             size = int(np.ceil(abs((limit - start) / delta)))
+        memory.check_allocation(kc, [size], np.dtype(out))
         ct = mu.compute_type(out)
         vals = ct.type(start) + np.arange(size, dtype=ct) * ct.type(delta)
         return [mu.as_type(vals, out)]

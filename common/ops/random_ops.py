@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from common import memory
 from common.errors import InvalidArgumentError
 from common.ops import math_util as mu
 from common.ops.random import distributions
@@ -110,6 +111,7 @@ def _distribution(kc: KernelConstruction) -> Callable:
 
     def compute(ctx, inputs: list) -> list:
         shape = output_shape(inputs[0])
+        memory.check_allocation(kc, shape, np.dtype(dt))
         n = int(np.prod(shape, dtype=np.int64))
         gen = guarded.reserve_random_outputs(n)
         return [sample(gen, n, dt).reshape(shape)]
@@ -122,6 +124,7 @@ def _random_uniform_int(kc: KernelConstruction) -> Callable:
 
     def compute(ctx, inputs: list) -> list:
         shape = output_shape(inputs[0])
+        memory.check_allocation(kc, shape, np.dtype(dt))
         n = int(np.prod(shape, dtype=np.int64))
         if n == 0:
             return [np.zeros(shape, dt)]

@@ -321,6 +321,9 @@ class KernelConstruction:
     # common.resource_mgr.Scope. Resources private to a kernel (TF's ContainerInfo without
     # a shared_name) are per scope and released when it closes. None: no owner.
     scope: Any = None
+    # Largest single allocation a kernel of this graph may make, in bytes (0: only the
+    # process budget applies; common.memory). Constant folding sets it.
+    allocation_limit: int = 0
 
     def attr(self, name: str) -> Any:
         try:

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from common import memory
 from common.errors import InvalidArgumentError
 from common.ops.array_ops import (
     INDEX_TYPE,
@@ -671,6 +672,7 @@ def _scatter_nd(k: KernelConstruction):
         dims = as_int_list(shape)
         if any(d < 0 for d in dims):
             raise InvalidArgumentError(f"Shape must be non-negative, got {shape_str(dims)}")
+        memory.check_allocation(k, dims, np.asarray(updates).dtype)
         out = np.zeros(dims, dtype=np.asarray(updates).dtype)
         return [scatter_nd_into(out, indices, updates, True, ignore)]
 

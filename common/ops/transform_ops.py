@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from common import memory
 from common.errors import InvalidArgumentError, UnimplementedError
 from common.ops.array_ops import (
     INDEX_TYPE,
@@ -61,6 +62,7 @@ def _tile(k: KernelConstruction, x: np.ndarray, multiples: np.ndarray) -> np.nda
     for i, r in enumerate(reps):
         if r < 0:
             raise InvalidArgumentError(f"Expected multiples[{i}] >= 0, but got {r}")
+    memory.check_allocation(k, [d * r for d, r in zip(np.shape(x), reps)], np.asarray(x).dtype)
     return np.tile(x, reps) if reps else np.array(x)
 
 
@@ -102,11 +104,12 @@ def pad_widths(x: np.ndarray, paddings: np.ndarray) -> list[tuple[int, int]]:
     return widths
 
 
-def _pad_constant(x: np.ndarray, paddings: np.ndarray, value) -> np.ndarray:
+def _pad_constant(k: KernelConstruction, x: np.ndarray, paddings: np.ndarray, value) -> np.ndarray:
     widths = pad_widths(x, paddings)
     if not widths:
         return np.array(x)
     out_shape = [d + a + b for d, (a, b) in zip(np.shape(x), widths)]
+    memory.check_allocation(k, out_shape, x.dtype)
     out = np.empty(out_shape, dtype=x.dtype)
     out.fill(value)
     out[tuple(slice(a, a + d) for d, (a, _) in zip(np.shape(x), widths))] = x
@@ -115,7 +118,7 @@ def _pad_constant(x: np.ndarray, paddings: np.ndarray, value) -> np.ndarray:
 
 @one_output_kernel("Pad")
 def _pad(k: KernelConstruction, x: np.ndarray, paddings: np.ndarray) -> np.ndarray:
-    return _pad_constant(x, paddings, b"" if x.dtype == object else 0)
+    return _pad_constant(k, x, paddings, b"" if x.dtype == object else 0)
 
 
 @one_output_kernel("PadV2")
@@ -124,7 +127,7 @@ def _pad_v2(k: KernelConstruction, x: np.ndarray, paddings: np.ndarray, value) -
         raise InvalidArgumentError(
             f"constant_values must be a scalar. Found: {shape_str(np.shape(value))}"
         )
-    return _pad_constant(x, paddings, np.asarray(value)[()])
+    return _pad_constant(k, x, paddings, np.asarray(value)[()])
 
 
 @register_kernel("MirrorPad")
@@ -224,6 +227,7 @@ def _one_hot(k: KernelConstruction):
         depth = scalar_int(depth_t, "depth")
         if depth < 0:
             raise InvalidArgumentError(f"depth must be non-negative, got: {depth}")
+        memory.check_allocation(k, [*np.shape(indices), depth], np.asarray(on).dtype)
         hot = np.asarray(indices)[..., None] == np.arange(depth)
         out = np.where(hot, np.asarray(on)[()], np.asarray(off)[()]).astype(on.dtype)
         return [np.moveaxis(out, -1, axis) if axis != -1 else out]
@@ -434,6 +438,7 @@ def _empty(k: KernelConstruction):
             raise InvalidArgumentError(
                 f"shape must be a vector of int32, got shape {shape_str(np.shape(inputs[0]))}"
             )
+        memory.check_allocation(k, shape, dt)
         if dt == np.dtype(object):
             out = np.empty(shape, dtype=object)
             out.fill(b"")

@@ -137,9 +137,13 @@ def _attr_type(dt: DataType) -> attr_value_pb2.AttrValue:
     return attr_value_pb2.AttrValue(type=dtypes.as_proto_enum(dt))
 
 
-def evaluate(nodes: list[Node], targets: list[Tensor]) -> list[np.ndarray]:
+def evaluate(
+    nodes: list[Node], targets: list[Tensor], max_bytes: int = DEFAULT_MAX_CONSTANT_BYTES
+) -> list[np.ndarray]:
     """Run the `nodes` (a closed, foldable subgraph) once and return the targets' values.
-    Raises OpError if a kernel fails."""
+    Raises OpError if a kernel fails, or ResourceExhausted if one would allocate more than
+    `max_bytes` (checked before it does: a Fill of a constant 4 GB shape must not
+    materialise on the master)."""
     g = Graph()
     copies: dict[int, Node] = {}
     for n in nodes:
@@ -165,6 +169,7 @@ def evaluate(nodes: list[Node], targets: list[Tensor]) -> list[np.ndarray]:
         g.add_edge(copies[n.id], k, ret, 0)
     algorithm.fixup_source_and_sink_edges(g)
     device = Device(_FOLD_DEVICE, incarnation=1)
+    device.allocation_limit = max_bytes
     frame = CallFrame([], len(targets))
     step = StepState(
         device=device.name, incarnation=1, resource_mgr=ResourceMgr(), call_frame=frame
@@ -282,7 +287,7 @@ def constant_fold(
     values: list[np.ndarray] = []
     if targets:
         try:
-            values = evaluate(_needed(graph, targets, foldable), targets)
+            values = evaluate(_needed(graph, targets, foldable), targets, max_constant_bytes)
         except OpError:
             values = []
     for tensor, value in zip(targets, values):
