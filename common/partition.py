@@ -392,6 +392,47 @@ class _Partitioner:
         return out
 
 
+_CONTROL_FLOW_OPS = frozenset({
+    "Switch", "RefSwitch", "Merge", "RefMerge", "Enter", "RefEnter", "Exit", "RefExit",
+    "NextIteration", "RefNextIteration", "LoopCond", "ControlTrigger",
+})
+
+
+def merge_control_inputs(graph: Graph, loc: NodeToLoc, new_name: NewName) -> int:
+    """Give a node with several control inputs from one other location a single one: a
+    NoOp there that waits on them all (one _Send/_Recv pair instead of one per edge; a
+    node with 100,000 control inputs from another task otherwise costs 100,000 RecvTensor
+    calls per step). The node still runs after all of them. Graphs with control-flow ops
+    are left alone (deadness and frames cross control edges there). Returns the number
+    of NoOps added."""
+    if any(n.op in _CONTROL_FLOW_OPS for n in graph.op_nodes()):
+        return 0
+    added = 0
+    for dst in list(graph.op_nodes()):
+        if len(dst.in_edges) < 2:
+            continue
+        dst_loc = loc(dst)
+        groups: dict[str, list[Edge]] = {}
+        for e in dst.in_edges:
+            if e.src_output == CONTROL_SLOT and e.src.is_op:
+                src_loc = loc(e.src)
+                if src_loc != dst_loc:
+                    groups.setdefault(src_loc, []).append(e)
+        for edges in groups.values():
+            if len(edges) < 2:
+                continue
+            device = edges[0].src.assigned_device
+            joined = graph.add_node(new_name(f"{dst.name}/control_inputs"), "NoOp", {}, device,
+                                    input_types=(), output_types=())
+            joined.assigned_device = device
+            graph.remove_edges(edges)
+            for e in edges:
+                graph.add_edge(e.src, CONTROL_SLOT, joined, CONTROL_SLOT)
+            graph.add_edge(joined, CONTROL_SLOT, dst, CONTROL_SLOT)
+            added += 1
+    return added
+
+
 def _is_loop_merge_edge(e: Edge) -> bool:
     return e.src_output == CONTROL_SLOT and e.src.op == "Merge" and is_control_loop(e.src)
 
@@ -431,6 +472,7 @@ def partition(
         control_flow_info = build_control_flow_info(graph)
     if control_flow_info is not None and not has_control_loops(graph):
         add_control_flow(graph, control_flow_info, new_name)
+    merge_control_inputs(graph, node_to_loc, new_name)
     p = _Partitioner(graph, node_to_loc, get_incarnation, new_name)
     if control_flow_info is not None:
         _check_frames(graph, p.loc_of, control_flow_info)

@@ -361,3 +361,47 @@ def test_partition_then_remerge_gives_back_the_edges(spec):
     for loc, gd in parts.items():
         assert all(n.device == loc for n in gd.node)
     assert remerge(parts) == (want_data, want_control)
+
+
+# -- many control inputs: one pair per (node, other location), built in linear time -------
+def test_many_control_inputs_from_another_task_share_one_send_recv_pair():
+    n = 100_000
+    spec = [(f"c{i}", "NoOp", [], D1 if i % 2 else D0) for i in range(n)]
+    spec.append(("target", "NoOp", [f"^c{i}" for i in range(n)], D0))
+    parts = run_partition(build(spec))
+    d0, d1 = parts[D0], parts[D1]
+    assert [nd.op for nd in d1.node if "/_" in nd.name] == ["NoOp", "Const", "_Send"]
+    joined = next(nd for nd in d1.node if nd.op == "NoOp" and "/_" in nd.name)
+    assert sorted(joined.input) == sorted(f"^c{i}" for i in range(1, n, 2))
+    assert [nd.op for nd in d0.node if "/_" in nd.name] == ["_Recv", "Identity"]
+    target = next(nd for nd in d0.node if nd.name == "target")
+    recv_ident = next(nd for nd in d0.node if nd.op == "Identity")
+    assert sorted(target.input) == sorted([f"^c{i}" for i in range(0, n, 2)]
+                                          + ["^" + recv_ident.name])
+
+
+def test_a_single_control_input_from_another_location_is_not_joined():
+    g = build([("a", "NoOp", [], D1), ("b", "NoOp", [], D0), ("t", "NoOp", ["^a", "^b"], D0)])
+    parts = run_partition(g)
+    assert [nd.op for nd in parts[D1].node] == ["NoOp", "Const", "_Send"]
+
+
+def test_control_inputs_are_not_joined_in_graphs_with_control_flow():
+    g = build([
+        ("a", "NoOp", [], D1), ("b", "NoOp", [], D1), ("x", "Const", [], D0),
+        ("e", "Enter", ["x"], D0), ("t", "NoOp", ["^a", "^b"], D0),
+    ])
+    parts = run_partition(g, control_flow_info=build_control_flow_info(g))
+    assert [nd.op for nd in parts[D1].node].count("_Send") == 2
+
+
+def test_remove_edges_removes_many_inputs_at_once():
+    spec = [(f"c{i}", "NoOp", [], D0) for i in range(5)]
+    spec.append(("t", "NoOp", [f"^c{i}" for i in range(5)], D0))
+    g = build(spec)
+    t = g.node("t")
+    before = g.num_edges
+    g.remove_edges([e for e in t.in_edges if e.src.name in ("c1", "c3")])
+    assert [e.src.name for e in t.in_edges] == ["c0", "c2", "c4"]
+    assert g.node("c1").out_edges == [] and g.num_edges == before - 2
+    assert all(e.id != -1 for e in g.edges()) and len(list(g.edges())) == g.num_edges
