@@ -32,6 +32,8 @@ from typing import IO
 import yaml
 
 from common import cli
+from deploy.netns import PORT, NetnsBed
+from deploy.netns import available as netns_available
 from deploy.reaper import Reaper
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -49,18 +51,22 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 def cluster_dict(
     jobs: dict[str, int], host: str = "127.0.0.1", ports: Sequence[int] | None = None,
-    layout: str = "master",
+    layout: str = "master", hosts: Sequence[str] | None = None,
 ) -> dict:
     """A cluster file's content: a master (layout "master") and `jobs[job]` tasks per job
-    on `host`, at `ports` in that order (the master first), else on free ports."""
+    on `host` (or one host each from `hosts`), at `ports` in that order (the master
+    first), else on free ports (netns.PORT on hosts of their own)."""
     count = sum(jobs.values()) + (layout == "master")
     if ports is not None and len(ports) != count:
         raise ValueError(f"{count} ports needed (master first, then each job's tasks), "
                          f"got {len(ports)}")
-    chosen = iter(ports if ports is not None else [free_port(host) for _ in range(count)])
-    data: dict = {"master": f"{host}:{next(chosen)}"} if layout == "master" else {
-        "layout": layout}
-    data["jobs"] = {job: [f"{host}:{next(chosen)}" for _ in range(n)] for job, n in jobs.items()}
+    if hosts is not None and len(hosts) != count:
+        raise ValueError(f"{count} hosts needed, got {len(hosts)}")
+    if ports is None:
+        ports = [PORT] * count if hosts else [free_port(host) for _ in range(count)]
+    chosen = iter(f"{h}:{p}" for h, p in zip(hosts or [host] * count, ports))
+    data: dict = {"master": next(chosen)} if layout == "master" else {"layout": layout}
+    data["jobs"] = {job: [next(chosen) for _ in range(n)] for job, n in jobs.items()}
     return data
 
 
@@ -165,7 +171,7 @@ class LocalCluster:
     def __init__(self, jobs: dict[str, int] | None = None, workdir: str | Path | None = None,
                  log: IO[str] | None = None, master_args: Sequence[str] = (),
                  worker_args: Sequence[str] = (), *, layout: str = "master",
-                 ports: Sequence[int] | None = None) -> None:
+                 ports: Sequence[int] | None = None, netns: NetnsBed | None = None) -> None:
         self.jobs = jobs or {"worker": 2, "ps": 1}
         self.layout = layout
         self.ports = list(ports) if ports is not None else None
@@ -179,6 +185,9 @@ class LocalCluster:
         self.retired: list[Task] = []  # tasks replaced by restart_task
         self.spec: dict = {}
         self._reaper: Reaper | None = None
+        # A host per task (the master first), from a started NetnsBed of that many hosts.
+        self.netns = netns
+        self.hosts: dict[str, int] = {}  # task name -> host index in `netns`
 
     @property
     def master_address(self) -> str:
@@ -193,12 +202,19 @@ class LocalCluster:
         return f"grpc://{self.master_address}"
 
     def start(self, timeout: float = START_TIMEOUT_S) -> LocalCluster:
-        self.spec = cluster_dict(self.jobs, ports=self.ports, layout=self.layout)
+        names = ["master"] * (self.layout == "master") + [
+            f"{job}{i}" for job, n in self.jobs.items() for i in range(n)]
+        self.hosts = {name: k for k, name in enumerate(names)}
+        self.spec = cluster_dict(
+            self.jobs, ports=self.ports, layout=self.layout,
+            hosts=self.netns.addresses[: len(names)] if self.netns else None)
         if self.layout == "master":  # TF's layout gets TF_CONFIG only: no file
             self.cluster_file.write_text(yaml.safe_dump(self.spec, sort_keys=False),
                                          encoding="utf-8")
         self._reaper = Reaper([str(self.workdir)] if self._tmp else [], child_env(),
                               str(REPO_ROOT))
+        if self.netns is not None and self.netns.owner is self:
+            self._reaper.watch_netns(self.netns.created, self.netns.links)
         try:
             for job, n in self.jobs.items():
                 for i in range(n):
@@ -213,6 +229,8 @@ class LocalCluster:
         return self
 
     def _spawn(self, name: str, argv: Sequence[str], env: dict[str, str] | None = None) -> Task:
+        if self.netns is not None:
+            argv = [*self.netns.prefix(self.hosts[name]), *argv]
         task = self.tasks[name] = Task(name, argv, self.log, env)
         self.watch(task.proc.pid)
         return task
@@ -249,6 +267,8 @@ class LocalCluster:
         codes = {}
         for name in sorted(self.tasks, key=lambda n: n != "master"):
             codes[name] = self.tasks[name].stop()
+        if self.netns is not None and self.netns.owner is self:
+            self.netns.stop()
         if self._reaper is not None:
             self._reaper.close()
             self._reaper = None
@@ -280,6 +300,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                    help="master: a master process and worker tasks (default); tensorflow: "
                    "every task is `python -m server` given only TF_CONFIG, clients dial "
                    "worker 0")
+    p.add_argument("--netns", action="store_true",
+                   help="each task on a host of its own: a Linux network namespace with its "
+                   "own address on a private bridge (needs root and iproute2)")
     p.add_argument("--ports", default=None, metavar="P,P,...",
                    help="fixed ports instead of free ones: the master's first (layout "
                    "master), then worker 0, worker 1, ps 0")
@@ -299,7 +322,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     log = None if args.quiet else sys.stderr
     stop, restore_signals = cli.stop_on_signals()
-    cluster = LocalCluster(log=log, layout=args.layout, ports=args.ports)
+    bed = None
+    if args.netns:
+        reason = netns_available()
+        if reason is not None:
+            print(f"--netns: {reason}", file=sys.stderr)
+            return 2
+        bed = NetnsBed(4).start()
+    cluster = LocalCluster(log=log, layout=args.layout, ports=args.ports, netns=bed)
+    if bed is not None:
+        bed.owner = cluster  # the cluster's stop (or its watchdog) deletes the namespaces
     t0 = time.monotonic()
     cluster.start()
     code = 0

@@ -5,7 +5,8 @@ from the launcher as its stdin. The launcher writes "pid N" for every task it st
 "done" when it has stopped them itself. On end of file without "done" (the launcher was
 killed: SIGKILL, an unhandled SIGHUP, a crash) the reaper stops every task it was told of
 (SIGTERM, SIGKILL after STOP_GRACE_S), removes DIR (the launcher's temporary directory)
-and exits. It ignores SIGHUP and SIGINT, which a closing terminal or Ctrl-C send to the
+and the network namespaces and links it was told of ("netns NAME", "link NAME") and
+exits. It ignores SIGHUP and SIGINT, which a closing terminal or Ctrl-C send to the
 whole process group: the launcher decides. A pipe is what watches the launcher because it
 closes exactly when the launcher's process ends (PR_SET_PDEATHSIG fires when the forking
 thread ends, which for a launcher driven from a test thread is too early).
@@ -56,17 +57,27 @@ def main(argv: Sequence[str]) -> int:
     for sig in (signal.SIGHUP, signal.SIGINT):
         signal.signal(sig, signal.SIG_IGN)
     pids: list[int] = []
+    namespaces: list[str] = []
+    links: list[str] = []
     done = False
     for line in sys.stdin:
         word, _, arg = line.strip().partition(" ")
         if word == "pid":
             pids.append(int(arg))
+        elif word == "netns":
+            namespaces.append(arg)
+        elif word == "link":
+            links.append(arg)
         elif word == "done":
             done = True
     if not done:
         _stop(pids)
         for path in argv:
             shutil.rmtree(path, ignore_errors=True)
+        for name in links:
+            subprocess.run(["ip", "link", "del", name], capture_output=True)
+        for name in reversed(namespaces):
+            subprocess.run(["ip", "netns", "del", name], capture_output=True)
     return 0
 
 
@@ -81,6 +92,13 @@ class Reaper:
 
     def watch(self, pid: int) -> None:
         self._send(f"pid {pid}")
+
+    def watch_netns(self, namespaces: Sequence[str], links: Sequence[str]) -> None:
+        """Delete these network namespaces and links too (deploy.netns)."""
+        for name in links:
+            self._send(f"link {name}")
+        for name in namespaces:
+            self._send(f"netns {name}")
 
     def _send(self, line: str) -> None:
         assert self.proc.stdin is not None

@@ -69,8 +69,10 @@ def _have_shm_dir() -> bool:
 
 
 def host_id() -> bytes:
-    """Identifies this host's /dev/shm: hostname, boot id, and the mount's device/inode
-    (containers with a private /dev/shm differ even on one kernel)."""
+    """Identifies this host's /dev/shm: hostname, boot id, the mount's device/inode
+    (containers with a private /dev/shm differ even on one kernel) and the network
+    namespace (tasks in two namespaces talk over a network, as two hosts do: they must not
+    use each other's sockets and segments even where they share /dev/shm)."""
     global _host_id
     if _host_id is None:
         try:
@@ -79,7 +81,11 @@ def host_id() -> bytes:
         except OSError:
             boot = ""
         st = os.stat(SHM_DIR)
-        _host_id = f"{socket.gethostname()}|{boot}|{st.st_dev}|{st.st_ino}".encode()
+        try:
+            netns = os.stat("/proc/self/ns/net").st_ino
+        except OSError:
+            netns = 0
+        _host_id = f"{socket.gethostname()}|{boot}|{st.st_dev}|{st.st_ino}|{netns}".encode()
     return _host_id
 
 
