@@ -11,6 +11,7 @@ from common.ops import (  # noqa: F401  (imported for their registrations)
     functional_ops,
     grad_ops,
     hash_ops,
+    image_codec_ops,
     io_ops,
     list_ops,
     logging_ops,
