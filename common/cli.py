@@ -8,6 +8,7 @@ Process entry points only: installs signal handlers, so call from the main threa
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import signal
 import sys
@@ -48,6 +49,14 @@ def add_shutdown_flags(p: argparse.ArgumentParser, grace_seconds: float) -> None
         default="INFO",
         choices=list(LOG_LEVELS),
         help="logging level (default INFO)",
+    )
+    p.add_argument(
+        "--log-format",
+        default="text",
+        choices=["text", "json"],
+        help="text: timestamped lines; json: one JSON object per line with ts, level, "
+        "logger, msg and the record's event fields (session, step, code, node, task) "
+        "(default text)",
     )
 
 
@@ -119,13 +128,37 @@ def stop_metrics(server: WSGIServer | None) -> None:
         metrics.stop(server)
 
 
-def configure_logging(level: str) -> None:
-    """Timestamped records on stderr (where the launcher reads them)."""
-    logging.basicConfig(
-        level=level,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
+# Fields a record may carry in `extra=` (a failed step, a task lost or regained, a start).
+EVENT_FIELDS = ("event", "session", "step", "code", "node", "task", "address")
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per record: ts, level, logger, msg, the event fields present."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        out: dict[str, object] = {
+            "ts": round(record.created, 6),
+            "level": record.levelname,
+            "logger": record.name,
+            "msg": record.getMessage(),
+        }
+        for field in EVENT_FIELDS:
+            value = getattr(record, field, None)
+            if value is not None:
+                out[field] = value
+        if record.exc_info:
+            out["exc"] = self.formatException(record.exc_info)
+        return json.dumps(out, default=str)
+
+
+def configure_logging(level: str, fmt: str = "text") -> None:
+    """Records on stderr (where the launcher reads them): timestamped text, or JSON lines."""
+    handler = logging.StreamHandler(sys.stderr)
+    if fmt == "json":
+        handler.setFormatter(JsonFormatter())
+    else:
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=level, handlers=[handler])
 
 
 def stop_on_signals() -> tuple[threading.Event, Callable[[], None]]:

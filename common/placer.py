@@ -481,11 +481,13 @@ def place(
     allow_soft_placement: bool = False,
     log_device_placement: bool = False,
     has_kernel: HasKernel = registry.has_kernel_for,
+    explain: dict[str, tuple[str, str]] | None = None,
 ) -> None:
     """Set `assigned_device` on every op node (TF Placer::Run).
 
     `devices` are full names. Raises InvalidArgumentError naming the node for an
-    unsatisfiable request (without soft placement) or a colocation conflict."""
+    unsatisfiable request (without soft placement) or a colocation conflict. With
+    `explain`, records per node name why it went where it did (`explain_placement`)."""
     if not devices:
         raise InvalidArgumentError("No devices are registered to place the graph on")
     with _gc_paused():
@@ -497,6 +499,7 @@ def place(
         placer.colocate_functional_ops(nodes)
         placer.colocate_dataset_edges(nodes)
         second_pass: list[Node] = []
+        followed: dict[str, str] = {}  # node -> the heuristic that chose its device
         for node in nodes:
             possible = placer.possible_devices(node)
             if node.assigned_device:
@@ -507,6 +510,7 @@ def place(
                 src = _first_data_input(node)
                 if src is not None and src.assigned_device in possible:
                     chosen = src.assigned_device
+                    followed[node.name] = f"follows its input {src.name}"
             if not chosen and _is_generator(node) and node.out_edges:
                 second_pass.append(node)  # heuristic A, once consumers are placed
                 continue
@@ -514,10 +518,42 @@ def place(
         for node in second_pass:
             possible = placer.possible_devices(node)
             consumers = _consumers_device(node)
+            if consumers in possible:
+                followed[node.name] = "follows its consumers"
             placer.assign(node, consumers if consumers in possible else possible[0])
         check_dataset_edges(nodes)
+        if explain is not None:
+            for node in nodes:
+                explain[node.name] = explain_placement(placer, node, followed, default_device)
     if log_device_placement:
         _log_placement(nodes)
+
+
+def explain_placement(
+    placer: _Placer, node: Node, followed: dict[str, str], default_device: str | None
+) -> tuple[str, str]:
+    """(decision, detail) for a placed node: "explicit" (its own request), "colocated"
+    (another member of its colocation group set the device), "soft-placed" (the request
+    could not be met; allow_soft_placement relaxed it), "heuristic" (a metadata op or a
+    generator following its neighbours), or "default" (nothing asked: the default device
+    if it matched, else the first device)."""
+    device = node.assigned_device
+    group = placer.groups[placer.find(node.id)]
+    if node.requested_device:
+        if device_name.matches(device_name.parse(node.requested_device), device):
+            return "explicit", f"requested {node.requested_device}"
+        return "soft-placed", f"requested {node.requested_device}, unavailable"
+    spec_node = group.spec_node
+    if spec_node is not None and spec_node is not node:
+        request = spec_node.assigned_device or spec_node.requested_device
+        if not device_name.matches(device_name.parse(request), device):
+            return "soft-placed", f"colocated with {spec_node.name}, whose {request} is unavailable"
+        return "colocated", f"with {spec_node.name} ({request})"
+    if node.name in followed:
+        return "heuristic", followed[node.name]
+    if default_device and device_name.matches(device_name.parse(default_device), device):
+        return "default", f"default device {default_device}"
+    return "default", "first available device"
 
 
 def _log_placement(nodes: Iterable[Node]) -> None:

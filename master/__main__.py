@@ -4,7 +4,11 @@ Starts the master of the cluster file on its `master:` address, logs
 "master listening on HOST:PORT", serves until SIGTERM or SIGINT, then shuts down
 gracefully (stops accepting RPCs, closes sessions and their worker sessions) and exits 0.
 With --metrics-port it also serves Prometheus metrics over HTTP (common.metrics), logged
-first as "metrics on http://HOST:PORT/metrics".
+first as "metrics on http://HOST:PORT/metrics"; with --dashboard-port the web dashboard
+(master.dashboard), logged as "dashboard on http://HOST:PORT/".
+
+`python -m master status --target grpc://HOST:PORT [--json]` prints a running master's
+cluster, sessions and recent failed steps (master.status).
 """
 
 from __future__ import annotations
@@ -23,7 +27,9 @@ from collections.abc import Sequence  # noqa: E402
 from common import cli  # noqa: E402
 from common.cluster import ClusterSpec  # noqa: E402
 from common.errors import OpError  # noqa: E402
+from master.dashboard.server import DashboardServer  # noqa: E402
 from master.master import DEFAULT_DEVICE, DEFAULT_RPC_TIMEOUT  # noqa: E402
+from master.monitor import Monitor  # noqa: E402
 from master.server import DEFAULT_GRACE_SECONDS, MasterServer  # noqa: E402
 from worker import local_rpc  # noqa: E402
 from worker.server import WorkerServer  # noqa: E402
@@ -74,17 +80,48 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     cli.add_metrics_flags(p)
     cli.add_limit_flags(p)
+    p.add_argument(
+        "--dashboard-port",
+        type=int,
+        default=None,
+        help="serve the web dashboard on this port (0 picks a free one; its URL is logged "
+        "at start-up; default: off)",
+    )
+    p.add_argument(
+        "--dashboard-host",
+        default="127.0.0.1",
+        help="address the dashboard listens on (default 127.0.0.1; 0.0.0.0 for every "
+        "interface: it is read-only but shows graphs, node names and errors)",
+    )
+    p.add_argument(
+        "--trace-sample-rate",
+        type=float,
+        default=None,
+        help="fraction of untraced steps the master traces for the dashboard's timelines "
+        "(default 0.05 with the dashboard on, else 0)",
+    )
     cli.add_shutdown_flags(p, DEFAULT_GRACE_SECONDS)
     args = p.parse_args(argv)
     if args.step_timeout < 0 or args.rpc_timeout <= 0:
         p.error("--step-timeout must be >= 0 and --rpc-timeout > 0")
+    if args.trace_sample_rate is None:
+        args.trace_sample_rate = 0.05 if args.dashboard_port is not None else 0.0
+    if not 0.0 <= args.trace_sample_rate <= 1.0:
+        p.error("--trace-sample-rate must be within [0, 1]")
+    if args.dashboard_port is not None and not 0 <= args.dashboard_port < 65536:
+        p.error("--dashboard-port must be within [0, 65535]")
     cli.check_metrics_flags(p, args)
     return args
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["status"]:
+        from master.status import main as status_main
+
+        return status_main(argv[1:])
     args = parse_args(argv)
-    cli.configure_logging(args.log_level)
+    cli.configure_logging(args.log_level, args.log_format)
     cli.apply_limit_flags(args, log)
     try:
         cluster = ClusterSpec.load(args.cluster)
@@ -94,6 +131,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             default_device=args.default_device,
             rpc_timeout=args.rpc_timeout,
             step_timeout=args.step_timeout or None,
+            monitor=Monitor(args.trace_sample_rate, keep_graphs=args.dashboard_port is not None),
         )
         server: cli.Server = master
         if args.colocate:
@@ -105,12 +143,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         metrics_server = cli.start_metrics(
             args.metrics_port, args.metrics_host or master.bind_host, log
         )
+        dashboard = None
+        if args.dashboard_port is not None:
+            master.start_prober()
+            dashboard = DashboardServer(master.master.monitor, args.dashboard_host,
+                                        args.dashboard_port, title=f"master {master.address}")
+            dashboard.start()
+            log.info("dashboard on %s", dashboard.url)
     except OpError as e:
         log.error("cannot start master: %s", e.message)
+        return 2
+    except OSError as e:
+        log.error("cannot start the dashboard on %s:%s: %s", args.dashboard_host,
+                  args.dashboard_port, e.strerror or e)
         return 2
     try:
         return cli.serve(server, "master", lambda: master.address, args.grace, log)
     finally:
+        if dashboard is not None:
+            dashboard.stop()
         cli.stop_metrics(metrics_server)
 
 

@@ -14,6 +14,7 @@ Thread-safe: one lock guards the tables; sessions serialize their own state.
 from __future__ import annotations
 
 import copy
+import functools
 import logging
 import threading
 from collections.abc import Sequence
@@ -25,6 +26,7 @@ from common.device_name import parse as parse_device
 from common.errors import AbortedError, InvalidArgumentError, OpError, as_op_error
 from common.subgraph import DeviceInfo
 from master.master_session import DeviceEntry, MasterSession, task_of
+from master.monitor import Monitor
 from master.partition_runner import PartitionRunner, WorkerCalls, new_id
 from master.retry_cache import RetryCache, fingerprint
 from protos import (
@@ -61,6 +63,7 @@ class Master:
         rpc_timeout: float = DEFAULT_RPC_TIMEOUT,
         step_timeout: float | None = None,
         client_device: str = CLIENT_DEVICE,
+        monitor: Monitor | None = None,
     ) -> None:
         if worker_cache is None:
             from protos.service_paths import GRPC_OPTIONS
@@ -74,6 +77,8 @@ class Master:
         self.default_device = default_device
         self.step_timeout = step_timeout or None
         self.client_device = DeviceInfo(client_device, new_id(64))
+        # What the dashboard and the status command show; always kept (bounded, cheap).
+        self.monitor = monitor if monitor is not None else Monitor()
         self._lock = threading.Lock()
         self._sessions: dict[str, MasterSession] = {}
         self._retries = RetryCache()
@@ -110,12 +115,15 @@ class Master:
             PartitionRunner(self.calls, handle),
             self.default_device,
             self.step_timeout,
+            on_placed=(functools.partial(self.monitor.graph_placed, handle)
+                       if self.monitor.keep_graphs else None),
         )
         session.create(graph_def)
         self._create_worker_sessions(handle, session.tasks, config)
         with self._lock:
             self._sessions[handle] = session
         metrics.MASTER_SESSIONS.inc()
+        self.monitor.session_created(handle, graph_def)
         log.info(
             "created session %s (%d nodes, %d devices)", handle, len(graph_def.node), len(devices)
         )
@@ -152,7 +160,9 @@ class Master:
     def extend_session(
         self, handle: str, graph_def: graph_pb2.GraphDef, current_version: int
     ) -> int:
-        return self.session(handle).extend(graph_def, current_version)
+        version = self.session(handle).extend(graph_def, current_version)
+        self.monitor.session_extended(handle, graph_def)
+        return version
 
     def close_session(self, handle: str) -> None:
         with self._lock:
@@ -167,6 +177,7 @@ class Master:
         """Close a session just removed from the table."""
         metrics.MASTER_SESSIONS.dec()
         self._retries.forget_session(session.handle)
+        self.monitor.session_closed(session.handle)
         session.close()
         requests = {
             t: worker_pb2.DeleteWorkerSessionRequest(session_handle=session.handle)
@@ -230,17 +241,43 @@ class Master:
         partial_run_handle: str,
         metadata: config_pb2.RunMetadata | None,
     ) -> dict[str, tensor_pb2.TensorProto]:
-        """One step (a retry never gets here): counted and timed (common.metrics)."""
-        with metrics.master_step():
-            session = self.session(handle)
-            feed_map: dict[str, tensor_pb2.TensorProto] = {}
-            for name, value in feeds:
-                if name in feed_map:
-                    raise InvalidArgumentError(f'Endpoint "{name}" fed more than once.')
-                feed_map[name] = value
-            if partial_run_handle:
-                return session.partial_run(partial_run_handle, feed_map, fetches, options)
-            return session.run(feed_map, fetches, targets, options, metadata)
+        """One step (a retry never gets here): counted and timed (common.metrics), and
+        recorded by the monitor (a sample of untraced steps is traced for it)."""
+        kind = "partial" if partial_run_handle else "run"
+        record = self.monitor.step_started(handle, kind, list(fetches) or list(targets))
+        options, metadata, private = self._maybe_trace(options, metadata, partial_run_handle)
+        error: BaseException | None = None
+        try:
+            with metrics.master_step():
+                session = self.session(handle)
+                feed_map: dict[str, tensor_pb2.TensorProto] = {}
+                for name, value in feeds:
+                    if name in feed_map:
+                        raise InvalidArgumentError(f'Endpoint "{name}" fed more than once.')
+                    feed_map[name] = value
+                if partial_run_handle:
+                    return session.partial_run(partial_run_handle, feed_map, fetches, options)
+                return session.run(feed_map, fetches, targets, options, metadata)
+        except BaseException as e:
+            error = e
+            raise
+        finally:
+            self.monitor.step_finished(record, error, private or metadata)
+
+    def _maybe_trace(
+        self, options: Any, metadata: config_pb2.RunMetadata | None, partial: str
+    ) -> tuple[Any, config_pb2.RunMetadata | None, config_pb2.RunMetadata | None]:
+        """(options, metadata, private metadata): for a step the monitor samples, options
+        that trace it into a RunMetadata the client never sees."""
+        asked = options is not None and options.trace_level > config_pb2.RunOptions.NO_TRACE
+        if asked or partial or not self.monitor.want_trace():
+            return options, metadata, None
+        traced = config_pb2.RunOptions()
+        if options is not None:
+            traced.CopyFrom(options)
+        traced.trace_level = config_pb2.RunOptions.SOFTWARE_TRACE
+        private = config_pb2.RunMetadata()
+        return traced, private, private
 
     def partial_run_setup(
         self, handle: str, feeds: Sequence[str], fetches: Sequence[str], targets: Sequence[str]
@@ -254,8 +291,16 @@ class Master:
         self, handle: str, callable_handle: int, feeds: Sequence[tensor_pb2.TensorProto],
         metadata: config_pb2.RunMetadata | None = None,
     ) -> list[tensor_pb2.TensorProto]:
-        with metrics.master_step():
-            return self.session(handle).run_callable(callable_handle, feeds, metadata)
+        record = self.monitor.step_started(handle, "callable", [f"callable {callable_handle}"])
+        error: BaseException | None = None
+        try:
+            with metrics.master_step():
+                return self.session(handle).run_callable(callable_handle, feeds, metadata)
+        except BaseException as e:
+            error = e
+            raise
+        finally:
+            self.monitor.step_finished(record, error, metadata)
 
     def release_callable(self, handle: str, callable_handle: int) -> None:
         self.session(handle).release_callable(callable_handle)

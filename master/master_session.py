@@ -27,7 +27,7 @@ import itertools
 import logging
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import common.ops  # noqa: F401  (the op registry validates graphs and placements)
@@ -53,6 +53,7 @@ from common.subgraph import (
     rewrite_graph_for_execution,
     signed_incarnation,
 )
+from master.monitor import PlacedGraph, placed_graph
 from master.partial_run import PartialRuns
 from master.partition_runner import (
     PartitionPlan,
@@ -133,8 +134,10 @@ class MasterSession:
         runner: PartitionRunner,
         default_device: str,
         default_step_timeout: float | None,
+        on_placed: Callable[[PlacedGraph], None] | None = None,
     ) -> None:
         self.handle = handle
+        self.on_placed = on_placed  # the monitor's graph view of each new client graph
         self.config = config
         self.devices = list(devices)
         self.tasks = sorted({d.task for d in devices})
@@ -234,12 +237,14 @@ class MasterSession:
         endpoints = list(result.feed_nodes.values()) + list(result.fetch_nodes.values())
         for node in endpoints:
             node.assigned_device = ""  # placed with the graph, then pinned below
+        explain: dict[str, tuple[str, str]] | None = {} if self.on_placed else None
         place(
             graph,
             [d.name for d in self.devices],
             default_device=self.default_device,
             allow_soft_placement=self.config.allow_soft_placement,
             log_device_placement=self.config.log_device_placement,
+            explain=explain,
         )
         feed_keys = {ep: self._pin(n, _consumer_device(n)) for ep, n in result.feed_nodes.items()}
         fetch_keys = {ep: self._pin(n, _producer_device(n)) for ep, n in result.fetch_nodes.items()}
@@ -259,6 +264,9 @@ class MasterSession:
             get_incarnation=lambda d: self._incarnations[d],
             new_name=new_name,
         )
+        if self.on_placed is not None and explain is not None:
+            key = f"{', '.join(feeds) or '-'} -> {', '.join(fetches + targets) or '-'}"
+            self.on_placed(placed_graph(key, graph, explain, parts))
         plans = [
             PartitionPlan(
                 task,

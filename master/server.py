@@ -13,6 +13,7 @@ start/stop are not reentrant; the running server is safe from any thread.
 
 from __future__ import annotations
 
+import json
 import logging
 from concurrent import futures
 from typing import Any
@@ -21,8 +22,12 @@ import grpc
 
 from common.cluster import ClusterSpec, split_address
 from common.errors import InvalidArgumentError, UnavailableError
+from common.task_stats import CLUSTER_STATUS_PATH
 from master.master import CLIENT_DEVICE, DEFAULT_DEVICE, DEFAULT_RPC_TIMEOUT, Master
+from master.monitor import Monitor
 from master.service import MasterServicer
+from master.task_prober import DEFAULT_INTERVAL as DEFAULT_PROBE_INTERVAL
+from master.task_prober import TaskProber
 from protos.service_paths import GRPC_OPTIONS, MASTER_METHODS, add_master_servicer
 from worker import local_rpc
 from worker.server import WorkerServer
@@ -47,6 +52,7 @@ class MasterServer:
         step_timeout: float | None = None,
         worker_cache: Any = None,
         in_task: WorkerServer | None = None,
+        monitor: Monitor | None = None,
     ) -> None:
         self._in_task = in_task
         if in_task is not None:  # TensorFlow's layout: the task's server, its port
@@ -67,7 +73,9 @@ class MasterServer:
             rpc_timeout=rpc_timeout,
             step_timeout=step_timeout,
             client_device=client_device,
+            monitor=monitor,
         )
+        self.prober: TaskProber | None = None  # start_prober(): the dashboard's task health
         self._pool: futures.ThreadPoolExecutor | None = None
         if in_task is not None:
             self._server = in_task.grpc_server
@@ -83,6 +91,10 @@ class MasterServer:
         self._server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(
             local_rpc.MASTER_ENDPOINT_SERVICE,
             {local_rpc.ENDPOINT_METHOD: grpc.unary_unary_rpc_method_handler(self._endpoint)},
+        ),))
+        service, method = CLUSTER_STATUS_PATH[1:].split("/")
+        self._server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(
+            service, {method: grpc.unary_unary_rpc_method_handler(self._cluster_status)},
         ),))
         self._stopped = False
         if in_task is not None:
@@ -122,11 +134,28 @@ class MasterServer:
             context.abort(grpc.StatusCode.UNIMPLEMENTED, "no local endpoint")
         return self._local_endpoint
 
+    def start_prober(self, interval: float = DEFAULT_PROBE_INTERVAL) -> TaskProber:
+        """Keep the monitor's task health current (the dashboard): every `interval` s."""
+        if self.prober is None:
+            self.prober = TaskProber(self.master.calls, self.master.monitor, interval).start()
+        return self.prober
+
+    def _cluster_status(self, request: bytes, context: grpc.ServicerContext) -> bytes:
+        """The monitor's snapshot as JSON (`python -m master status`); tasks probed now
+        when no prober keeps them current."""
+        if self.prober is None:
+            TaskProber(self.master.calls, self.master.monitor).probe_once()
+        snapshot = self.master.monitor.snapshot()
+        snapshot["master"] = self.address
+        return json.dumps(snapshot, separators=(",", ":")).encode()
+
     def stop(self, grace: float = DEFAULT_GRACE_SECONDS) -> None:
         """Stop serving (grace period), close sessions and channels. Idempotent."""
         if self._stopped:
             return
         self._stopped = True
+        if self.prober is not None:
+            self.prober.stop()
         # In a task the server is the task's: it stops with the task (after this).
         stopped = self._server.stop(grace) if self._in_task is None else None
         if self._local is not None:

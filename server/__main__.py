@@ -90,7 +90,7 @@ def task_of_args(args: argparse.Namespace) -> tuple[tf_config.TaskConfig, str | 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    cli.configure_logging(args.log_level)
+    cli.configure_logging(args.log_level, args.log_format)
     try:
         task, bind_host = task_of_args(args)
         server = TaskServer(

@@ -79,7 +79,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    cli.configure_logging(args.log_level)
+    cli.configure_logging(args.log_level, args.log_format)
     cli.apply_limit_flags(args, log)
     try:
         cluster = ClusterSpec.load(args.cluster)

@@ -16,6 +16,7 @@ from typing import Any
 
 import grpc
 
+from common import task_stats
 from common.cluster import ClusterSpec, split_address
 from common.errors import UnavailableError
 from protos.service_paths import GRPC_OPTIONS
@@ -64,6 +65,11 @@ class WorkerServer:
         self._server = grpc.server(self._pool, options=GRPC_OPTIONS)
         self._servicer = WorkerServicer(self.worker)
         add_to_server(self._server, self._servicer)
+        # The master's monitor asks every task for its figures (common.task_stats).
+        service, method = task_stats.TASK_STATS_PATH[1:].split("/")
+        self._server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(
+            service, {method: grpc.unary_unary_rpc_method_handler(task_stats.task_stats_handler)}
+        ),))
         self._local: local_rpc.LocalServer | None = None
         want = file_port if port is None else port
         target = (

@@ -1,0 +1,1 @@
+"""Master, observation: the web dashboard (server.py) and its page (static/)."""
