@@ -20,7 +20,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from common import metrics
+from common import device_name, metrics
 from common.cluster import ClusterSpec
 from common.device_name import parse as parse_device
 from common.errors import AbortedError, InvalidArgumentError, OpError, as_op_error
@@ -89,9 +89,17 @@ class Master:
         self.worker_cache.set_cluster(cluster)
 
     # -- devices ---------------------------------------------------------------------------
-    def _discover(self) -> list[DeviceEntry]:
-        """Every task's devices (GetStatus in parallel; waits for tasks still starting)."""
-        tasks = self.cluster.task_names()
+    def _discover(self, filters: Sequence[str] = ()) -> list[DeviceEntry]:
+        """The devices of every task, or with `filters` (ConfigProto.device_filters) of
+        the tasks a filter names, the devices matching one (GetStatus in parallel; waits
+        for tasks still starting). As in TensorFlow, a task no filter names is not
+        contacted: a session that does not need a dead or unreachable task starts at once."""
+        specs = [parse_device(f) for f in filters]
+        tasks = [t for t in self.cluster.task_names() if _task_wanted(t, specs)]
+        if not tasks:
+            raise InvalidArgumentError(
+                f"No task of the cluster matches the device filters {list(filters)}"
+            )
         responses = self.calls.call_all(
             {t: worker_pb2.GetStatusRequest() for t in tasks}, "GetStatus", wait_for_ready=True
         )
@@ -99,6 +107,7 @@ class Master:
             DeviceEntry(d.name, d.device_type, d.incarnation, task_of(d.name))
             for t in tasks
             for d in responses[t].device_attributes
+            if not specs or any(device_name.matches(spec, d.name) for spec in specs)
         ]
 
     # -- sessions --------------------------------------------------------------------------
@@ -106,7 +115,7 @@ class Master:
         self, graph_def: graph_pb2.GraphDef, config: config_pb2.ConfigProto
     ) -> tuple[str, int]:
         handle = f"{new_id(64):016x}"
-        devices = self._discover()
+        devices = self._discover(config.device_filters)
         session = MasterSession(
             handle,
             config,
@@ -354,6 +363,19 @@ class Master:
             self._close(session)
         self.calls.close()  # pending background CleanupGraphs, then the channels
         self.worker_cache.close()
+
+
+def _task_wanted(task: str, specs: Sequence[device_name.DeviceName]) -> bool:
+    """Whether some device filter can match a device of `task` (no filters: all can)."""
+    if not specs:
+        return True
+    t = parse_device(task)
+    return any(
+        (s.job is None or s.job == t.job)
+        and (s.replica is None or s.replica == t.replica)
+        and (s.task is None or s.task == t.task)
+        for s in specs
+    )
 
 
 def _signed(value: int) -> int:
