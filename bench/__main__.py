@@ -18,12 +18,13 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
 import sys
 from collections.abc import Sequence
 from typing import Any
 
 from bench import suite
-from bench.cluster import LocalCluster, MasterClient
+from bench.cluster import REPO, LocalCluster, MasterClient
 from bench.workloads import config_proto
 from common import blas_env
 
@@ -56,6 +57,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         args.rounds = 1 if args.quick else 3
     if args.rounds < 1:
         p.error("--rounds must be >= 1")
+    if args.only and _wanted(args.only, "mlp_overhead_pct"):
+        args.only = [*args.only, "mlp_step_ms", "mlp_kernels_ms"]  # what the overhead needs
     return args
 
 
@@ -67,10 +70,19 @@ def _wanted(only: Sequence[str] | None, key: str) -> bool:
     return not only or any(key.startswith(k) for k in only)
 
 
+def _model_keys(args: argparse.Namespace) -> list[str]:
+    """bench.tf_models' figures to run: they need TensorFlow's client."""
+    from bench import tf_models, tf_runtime
+
+    return tf_models.keys(args.only) if tf_runtime.available() else []
+
+
 def run_ours(args: argparse.Namespace, sizes_mb: Sequence[int]) -> dict[str, float]:
     num_workers = max(suite.FANOUT_WORKERS) if _wanted(args.only, "fanout") else 2
     config = config_proto()
-    with LocalCluster(num_workers, colocate=args.colocate) as cluster:
+    model_keys = _model_keys(args)
+    with LocalCluster(num_workers, colocate=args.colocate,
+                      num_ps=1 if model_keys else 0) as cluster:
         def open_session(graph_def: Any) -> Any:
             return _Adapter(MasterClient(cluster.master_address, graph_def, config))
 
@@ -90,6 +102,11 @@ def run_ours(args: argparse.Namespace, sizes_mb: Sequence[int]) -> dict[str, flo
                     f"grpc://{cluster.master_address}", cluster.worker_pids[0], num_workers,
                     ["trivial"], args.quick, args.repeat, ())
                 out["trivial_step_ms_tf_client"] = tf_client["trivial_step_ms"]
+        if model_keys:
+            from bench import tf_runtime
+
+            out.update(tf_runtime.tf_models_client(
+                f"grpc://{cluster.master_address}", model_keys, args.quick, args.repeat))
         return out
 
 
@@ -122,7 +139,20 @@ def run_local(args: argparse.Namespace, plan_sizes: Sequence[int]) -> dict[str, 
         bench_executor._register_trivial_add()
         steps = (40 if args.quick else 200) * args.repeat
         out["chain1000_executor_step_ms"] = bench_executor.median_step_ms(steps, 1000, "AddV2")
+    if _wanted(args.only, "mlp_overhead_pct") or _wanted(args.only, "mlp_kernels_ms"):
+        # The kernels alone, in a process whose BLAS is set up as our workers' is.
+        done = subprocess.run([sys.executable, "-m", "bench.bench_kernels", "--steps",
+                               str((10 if args.quick else 30) * args.repeat)],
+                              capture_output=True, text=True, check=True, cwd=REPO)
+        out.update(json.loads(done.stdout.strip().splitlines()[-1]))
     return out
+
+
+def mlp_overhead(result: dict[str, Any]) -> None:
+    """mlp_overhead_pct: the MLP step over the sum of its kernels' times, in percent."""
+    if "mlp_step_ms" in result and "mlp_kernels_ms" in result:
+        result["mlp_overhead_pct"] = round(
+            (result["mlp_step_ms"] / result["mlp_kernels_ms"] - 1.0) * 100.0, 1)
 
 
 def add_ratios(ours: dict[str, float], tf: dict[str, float]) -> dict[str, float]:
@@ -169,6 +199,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             ratio_rounds.append(add_ratios(ours, tf))
     result: dict[str, Any] = median_of_rounds(ours_rounds)
     result.update(run_local(args, plan_sizes))
+    mlp_overhead(result)
     if vs_tf:
         result.update(median_of_rounds(ratio_rounds))
     result["rounds"] = args.rounds

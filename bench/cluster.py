@@ -2,8 +2,9 @@
 client.
 
 `LocalCluster(num_workers)` writes a cluster file with free loopback ports, spawns
-`python -m worker` per task and `python -m master` (with `colocate`, worker task 0 runs
-in the master's process, as in TensorFlow's servers), and waits for each "listening" line
+`python -m worker` per task (and per task of job "ps" with `num_ps`) and
+`python -m master` (with `colocate`, worker task 0 runs in the master's process, as in
+TensorFlow's servers), and waits for each "listening" line
 (their stderr goes to log files in a temporary directory). `stop()` sends SIGTERM to the
 processes it started (by pid) and kills the ones that do not exit. `MasterClient` drives
 the master with raw MasterService RPCs (CreateSession, RunStep, CloseSession).
@@ -64,24 +65,33 @@ class LocalCluster:
     """Worker processes /job:worker/task:0..n-1 and a master process on loopback."""
 
     def __init__(self, num_workers: int, log_level: str = "WARNING",
-                 colocate: bool = False) -> None:
+                 colocate: bool = False, num_ps: int = 0) -> None:
         self.dir = tempfile.mkdtemp(prefix="flowrt-bench-")
-        ports = free_ports(num_workers + 1)
+        ports = free_ports(num_workers + num_ps + 1)
         self.master_address = f"127.0.0.1:{ports[0]}"
-        self.worker_addresses = [f"127.0.0.1:{p}" for p in ports[1:]]
+        self.worker_addresses = [f"127.0.0.1:{p}" for p in ports[1 : num_workers + 1]]
+        self.ps_addresses = [f"127.0.0.1:{p}" for p in ports[num_workers + 1 :]]
         self.cluster_file = os.path.join(self.dir, "cluster.yaml")
         with open(self.cluster_file, "w") as f:
             f.write(f"master: {self.master_address}\njobs:\n  worker:\n")
             f.writelines(f"    - {address}\n" for address in self.worker_addresses)
+            if num_ps:
+                f.write("  ps:\n")
+                f.writelines(f"    - {address}\n" for address in self.ps_addresses)
         self.procs: list[subprocess.Popen] = []
         self.worker_pids: list[int] = []  # by task (the master's pid for a colocated task 0)
         spawned: list[tuple[int, subprocess.Popen]] = []
+        wait_ps: list[tuple[int, subprocess.Popen]] = []
         try:
             for task in range(1 if colocate else 0, num_workers):
                 proc = self._spawn(f"worker{task}", ["-m", "worker", "--cluster",
                                    self.cluster_file, "--job", "worker", "--task", str(task),
                                    "--log-level", log_level])
                 spawned.append((task, proc))
+            for task in range(num_ps):
+                proc = self._spawn(f"ps{task}", ["-m", "worker", "--cluster", self.cluster_file,
+                                   "--job", "ps", "--task", str(task), "--log-level", log_level])
+                wait_ps.append((task, proc))
             extra = ["--colocate", "/job:worker/task:0"] if colocate else []
             master = self._spawn("master", ["-m", "master", "--cluster", self.cluster_file,
                                             "--log-level", log_level, *extra])
@@ -89,6 +99,8 @@ class LocalCluster:
             for task, proc in spawned:
                 wait_for_line(proc, self._log(f"worker{task}"), "listening on",
                               f"worker {task}")
+            for task, proc in wait_ps:
+                wait_for_line(proc, self._log(f"ps{task}"), "listening on", f"ps {task}")
             wait_for_line(master, self._log("master"), "listening on", "master")
         except BaseException:
             self.stop()

@@ -35,22 +35,34 @@ def _env() -> dict[str, str]:
 
 def run(num_workers: int, only: Iterable[str] | None, quick: bool, repeat: int,
         sizes_mb: Sequence[int]) -> dict[str, float]:
+    from bench import tf_models
+
+    only = list(only) if only else None
+    model_keys = tf_models.keys(only)
+    num_ps = 1 if model_keys else 0
     tmp = tempfile.mkdtemp(prefix="flowrt-bench-tf-")
-    addresses = [f"127.0.0.1:{p}" for p in free_ports(num_workers)]
+    ports = free_ports(num_workers + num_ps)
+    addresses = [f"127.0.0.1:{p}" for p in ports[:num_workers]]
+    ps_addresses = [f"127.0.0.1:{p}" for p in ports[num_workers:]]
+    tasks = [("worker", t) for t in range(num_workers)] + [("ps", t) for t in range(num_ps)]
     procs: list[subprocess.Popen] = []
     try:
-        for task in range(num_workers):
-            log = os.path.join(tmp, f"tf{task}.log")
+        for job, task in tasks:
+            log = os.path.join(tmp, f"tf_{job}{task}.log")
             with open(log, "w") as f:
                 procs.append(subprocess.Popen(
-                    [sys.executable, "-m", "bench.tf_runtime", "server", "--task", str(task),
-                     "--addresses", ",".join(addresses)],
+                    [sys.executable, "-m", "bench.tf_runtime", "server", "--job", job,
+                     "--task", str(task), "--addresses", ",".join(addresses),
+                     "--ps-addresses", ",".join(ps_addresses)],
                     cwd=REPO, env=_env(), stdout=f, stderr=subprocess.STDOUT))
-        for task, proc in enumerate(procs):
-            wait_for_line(proc, os.path.join(tmp, f"tf{task}.log"), "TF_SERVER_READY",
-                          f"TensorFlow task {task}")
-        return run_client(f"grpc://{addresses[0]}", procs[0].pid, num_workers, only, quick,
-                          repeat, sizes_mb)
+        for (job, task), proc in zip(tasks, procs):
+            wait_for_line(proc, os.path.join(tmp, f"tf_{job}{task}.log"), "TF_SERVER_READY",
+                          f"TensorFlow task {job}:{task}")
+        target = f"grpc://{addresses[0]}"
+        out = run_client(target, procs[0].pid, num_workers, only, quick, repeat, sizes_mb)
+        if model_keys:
+            out.update(tf_models_client(target, model_keys, quick, repeat))
+        return out
     finally:
         for proc in procs:
             if proc.poll() is None:
@@ -77,12 +89,30 @@ def run_client(target: str, receiver_pid: int, num_workers: int, only: Iterable[
     return result
 
 
+def tf_models_client(target: str, keys: Sequence[str], quick: bool,
+                     repeat: int) -> dict[str, float]:
+    """bench.tf_models' figures (TensorFlow-built models, many clients) from a TensorFlow
+    client subprocess driving the master at `target`."""
+    cmd = [sys.executable, "-m", "bench.tf_models", "--target", target, "--repeat",
+           str(repeat), "--only", *keys]
+    if quick:
+        cmd.append("--quick")
+    out = subprocess.run(cmd, cwd=REPO, env=_env(), capture_output=True, text=True, check=False)
+    if out.returncode != 0:
+        raise RuntimeError(f"TensorFlow model client failed:\n{out.stderr[-4000:]}")
+    result: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
+    return result
+
+
 # -- subprocess entry points ---------------------------------------------------------------
-def _server(task: int, addresses: list[str]) -> None:
+def _server(job: str, task: int, addresses: list[str], ps_addresses: list[str]) -> None:
     import tensorflow as tf
 
-    cluster = tf.train.ClusterSpec({"worker": addresses})
-    server = tf.distribute.Server(cluster, job_name="worker", task_index=task, start=True)
+    jobs = {"worker": addresses}
+    if ps_addresses:
+        jobs["ps"] = ps_addresses
+    cluster = tf.train.ClusterSpec(jobs)
+    server = tf.distribute.Server(cluster, job_name=job, task_index=task, start=True)
     print("TF_SERVER_READY", flush=True)
     server.join()
 
@@ -122,8 +152,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     p = argparse.ArgumentParser(prog="python -m bench.tf_runtime")
     sub = p.add_subparsers(dest="cmd", required=True)
     s = sub.add_parser("server")
+    s.add_argument("--job", default="worker")
     s.add_argument("--task", type=int, required=True)
     s.add_argument("--addresses", required=True)
+    s.add_argument("--ps-addresses", default="")
     c = sub.add_parser("client")
     c.add_argument("--target", required=True)
     c.add_argument("--receiver-pid", type=int, required=True)
@@ -134,7 +166,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     c.add_argument("--only", nargs="+", default=None)
     args = p.parse_args(argv)
     if args.cmd == "server":
-        _server(args.task, args.addresses.split(","))
+        _server(args.job, args.task, args.addresses.split(","),
+                [a for a in args.ps_addresses.split(",") if a])
     else:
         _client(args)
 

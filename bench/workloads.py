@@ -174,3 +174,14 @@ def fanout(num_workers: int) -> Workload:
     out = b.op("sum", "AddN", parts, worker(0), T=(F, "type"), N=(num_workers, "int"))
     return Workload(f"fanout_{num_workers}", b.graph_def, [], f"{out}:0",
                     float(num_workers * (num_workers + 1) // 2))
+
+
+def control_inputs(num_inputs: int = 100_000) -> Any:
+    """A GraphDef of `num_inputs` NoOps alternating between workers 0 and 1, and one NoOp
+    "target" on worker 0 with all of them as control inputs (planning linear in edges)."""
+    b = GraphBuilder()
+    for i in range(num_inputs):
+        b.graph_def.node.add(name=f"c{i}", op="NoOp", device=worker(i % 2))
+    target = b.graph_def.node.add(name="target", op="NoOp", device=worker(0))
+    target.input.extend(f"^c{i}" for i in range(num_inputs))
+    return b.graph_def

@@ -68,3 +68,30 @@ def test_workload_graphs_compute_their_expected_value(make):
     w.check(value)
     with pytest.raises(AssertionError, match="expected"):
         w.check(np.float32(w.expect + 1000))
+
+
+def test_model_figures_are_picked_by_prefix():
+    from bench import tf_models
+
+    assert tf_models.keys(["throughput"]) == [
+        "throughput_steps_per_s_1_clients", "throughput_steps_per_s_8_clients",
+        "throughput_steps_per_s_32_clients"]
+    assert tf_models.keys(["cnn", "plan_ms"]) == ["cnn_step_ms", "plan_ms_100k_control_inputs"]
+    assert tf_models.keys(["trivial"]) == []
+
+
+def test_control_inputs_graph_has_one_target_waiting_on_all():
+    gd = workloads.control_inputs(10)
+    target = gd.node[-1]
+    assert (target.name, list(target.input)) == ("target", [f"^c{i}" for i in range(10)])
+    assert {n.device for n in gd.node[:10]} == {workloads.worker(0), workloads.worker(1)}
+
+
+def test_mlp_overhead_is_the_step_over_its_kernels():
+    from bench.__main__ import mlp_overhead, parse_args
+
+    result = {"mlp_step_ms": 33.0, "mlp_kernels_ms": 30.0}
+    mlp_overhead(result)
+    assert result["mlp_overhead_pct"] == 10.0
+    assert parse_args(["--only", "mlp_overhead"]).only == [
+        "mlp_overhead", "mlp_step_ms", "mlp_kernels_ms"]
