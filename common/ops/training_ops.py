@@ -1,7 +1,8 @@
 """Ops (executor stage): optimizer updates (TensorFlow's training_ops.cc) — ApplyX on
 reference variables and ResourceApplyX on resource variables, for GradientDescent,
-Momentum, KerasMomentum, Adam, AdaMax, Adagrad, AdagradV2, RMSProp, CenteredRMSProp, plus
-the sparse (row-indexed) Momentum / KerasMomentum / Adagrad / AdagradV2 forms.
+Momentum, KerasMomentum, Adam, AdaMax, Adagrad, AdagradV2, RMSProp, CenteredRMSProp and
+the rules of training_rules (Adadelta, AdagradDA, Ftrl, FtrlV2, ProximalGradientDescent,
+ProximalAdagrad), plus the sparse (row-indexed) forms TensorFlow has (SparseApplyX).
 
 Each update is one function of the slot values, the scalar hyper-parameters and the
 gradient, written in TensorFlow's evaluation order in the variable's own dtype, so float32
@@ -23,6 +24,7 @@ import numpy as np
 
 from common import dtypes
 from common.errors import FailedPreconditionError, InvalidArgumentError
+from common.ops import training_rules as rules
 from common.ops.array_ops import shape_str
 from common.ops.registry import KernelConstruction, OpKernelContext, register_kernel, register_op
 from common.ops.slicing_ops import check_indices
@@ -51,6 +53,16 @@ class Optimizer:
     update: Update
     attrs: tuple[str, ...] = (_LOCKING,)
     sparse: bool = False  # has Resource/SparseApply forms with `indices` after grad
+    # TF's sparse kernel when it evaluates in another order than the dense one.
+    sparse_update: Update | None = None
+    int64_inputs: tuple[str, ...] = ()  # inputs typed int64, not T (AdagradDA's global_step)
+
+    def sparse_inputs(self) -> tuple[str, ...]:
+        """The SparseApply form's non-slot inputs: the gradient is always "grad" and
+        `indices` follows it."""
+        names = tuple("grad" if n == "delta" else n for n in self.inputs)
+        at = names.index("grad") + 1
+        return names[:at] + ("indices",) + names[at:]
 
 
 # ---------------------------------------------------------------------------------------
@@ -142,6 +154,23 @@ def _centered_rms_prop(s: Arrays, a: dict, g: np.ndarray, attrs: dict) -> None:
     var -= mom
 
 
+def _sparse_rms_prop(s: Arrays, a: dict, g: np.ndarray, attrs: dict) -> None:
+    var, ms, mom = s
+    ms[...] = ms * a["rho"] + g * g * (_one(ms) - a["rho"])
+    mom[...] = mom * a["momentum"] + (_one(ms) / np.sqrt(ms + a["epsilon"])) * a["lr"] * g
+    var -= mom
+
+
+def _sparse_centered_rms_prop(s: Arrays, a: dict, g: np.ndarray, attrs: dict) -> None:
+    var, mg, ms, mom = s
+    one = _one(ms)
+    ms[...] = ms * a["rho"] + g * g * (one - a["rho"])
+    mg[...] = mg * a["rho"] + g * (one - a["rho"])
+    denom = (ms + a["epsilon"]) - mg * mg
+    mom[...] = mom * a["momentum"] + (one / np.sqrt(denom)) * a["lr"] * g
+    var -= mom
+
+
 _NESTEROV = (_LOCKING, "use_nesterov: bool = false")
 _SLOTS = (_LOCKING, "update_slots: bool = true")
 
@@ -176,13 +205,66 @@ OPTIMIZERS = (
         "AdagradV2", ("var", "accum"), ("lr", "epsilon", "grad"), _adagrad_v2, _SLOTS, sparse=True
     ),
     Optimizer(
-        "RMSProp", ("var", "ms", "mom"), ("lr", "rho", "momentum", "epsilon", "grad"), _rms_prop
+        "RMSProp",
+        ("var", "ms", "mom"),
+        ("lr", "rho", "momentum", "epsilon", "grad"),
+        _rms_prop,
+        sparse=True,
+        sparse_update=_sparse_rms_prop,
     ),
     Optimizer(
         "CenteredRMSProp",
         ("var", "mg", "ms", "mom"),
         ("lr", "rho", "momentum", "epsilon", "grad"),
         _centered_rms_prop,
+        sparse=True,
+        sparse_update=_sparse_centered_rms_prop,
+    ),
+    Optimizer(
+        "Adadelta",
+        ("var", "accum", "accum_update"),
+        ("lr", "rho", "epsilon", "grad"),
+        rules.adadelta,
+        sparse=True,
+    ),
+    Optimizer(
+        "AdagradDA",
+        ("var", "gradient_accumulator", "gradient_squared_accumulator"),
+        ("grad", "lr", "l1", "l2", "global_step"),
+        rules.adagrad_da,
+        sparse=True,
+        sparse_update=rules.sparse_adagrad_da,
+        int64_inputs=("global_step",),
+    ),
+    Optimizer(
+        "Ftrl",
+        ("var", "accum", "linear"),
+        ("grad", "lr", "l1", "l2", "lr_power"),
+        rules.ftrl,
+        rules.FTRL_ATTRS,
+        sparse=True,
+    ),
+    Optimizer(
+        "FtrlV2",
+        ("var", "accum", "linear"),
+        ("grad", "lr", "l1", "l2", "l2_shrinkage", "lr_power"),
+        rules.ftrl,
+        rules.FTRL_ATTRS,
+        sparse=True,
+    ),
+    Optimizer(
+        "ProximalGradientDescent",
+        ("var",),
+        ("alpha", "l1", "l2", "delta"),
+        rules.proximal_gradient_descent,
+        sparse=True,
+    ),
+    Optimizer(
+        "ProximalAdagrad",
+        ("var", "accum"),
+        ("lr", "l1", "l2", "grad"),
+        rules.proximal_adagrad,
+        sparse=True,
     ),
 )
 # KerasMomentum only exists in resource form; GradientDescent's gradient is "delta".
@@ -224,10 +306,12 @@ def _shapes(opt: Optimizer, variables: Sequence[Var]) -> list[tuple]:
     return out
 
 
-def _arguments(opt: Optimizer, raw: Sequence[Any], dtype: np.dtype) -> dict[str, np.ndarray]:
+def _arguments(
+    opt: Optimizer, names: Sequence[str], raw: Sequence[Any], dtype: np.dtype
+) -> dict[str, np.ndarray]:
     args: dict[str, np.ndarray] = {}
-    grad = _grad_name(opt)
-    for name, value in zip(opt.inputs, raw):
+    grad = "delta" if "delta" in names else "grad"
+    for name, value in zip(names, raw):
         value = np.asarray(value)
         if name != grad and name != "indices" and value.ndim != 0:
             raise InvalidArgumentError(f"{name} is not a scalar: {shape_str(value.shape)}")
@@ -243,7 +327,7 @@ def _dtype(var: Var) -> np.dtype:
 def _apply_dense(opt: Optimizer, variables: Sequence[Var], raw: Sequence[Any], attrs: dict) -> None:
     with locked(variables):
         shape = _shapes(opt, variables)[0]
-        args = _arguments(opt, raw, _dtype(variables[0]))
+        args = _arguments(opt, opt.inputs, raw, _dtype(variables[0]))
         grad = args.pop(_grad_name(opt))
         if grad.shape != shape:
             raise InvalidArgumentError(
@@ -261,13 +345,8 @@ def _apply_sparse(
     order (a repeated index is updated once per occurrence, as TF's loop does)."""
     with locked(variables):
         shape = _shapes(opt, variables)[0]
-        names = (
-            opt.inputs[: opt.inputs.index("grad") + 1]
-            + ("indices",)
-            + opt.inputs[opt.inputs.index("grad") + 1 :]
-        )
-        sparse_opt = Optimizer(opt.name, opt.slots, names, opt.update)
-        args = _arguments(sparse_opt, raw, _dtype(variables[0]))
+        args = _arguments(opt, opt.sparse_inputs(), raw, _dtype(variables[0]))
+        update = opt.sparse_update or opt.update
         grad, indices = args.pop("grad"), args.pop("indices")
         if indices.ndim != 1:
             raise InvalidArgumentError("indices must be one-dimensional")
@@ -283,12 +362,12 @@ def _apply_sparse(
         with updating(variables) as slots, np.errstate(all="ignore"):
             if len(np.unique(rows)) == len(rows):
                 part = [slot[rows] for slot in slots]  # copies: fancy indexing
-                opt.update(part, args, grad, attrs)
+                update(part, args, grad, attrs)
                 for slot, value in zip(slots, part):
                     slot[rows] = value
             else:
                 for i, r in enumerate(rows.tolist()):  # views: the rule writes the slots
-                    opt.update([slot[r : r + 1] for slot in slots], args, grad[i : i + 1], attrs)
+                    update([slot[r : r + 1] for slot in slots], args, grad[i : i + 1], attrs)
 
 
 def _resource_vars(ctx: OpKernelContext, handles: Sequence[Any], dtype) -> list[Var]:
@@ -337,11 +416,11 @@ def _factory(opt: Optimizer, resource: bool, sparse: bool):
 
 def _signature(opt: Optimizer, resource: bool, sparse: bool) -> tuple[list, list, list]:
     slot = "resource" if resource else "Ref(T)"
-    rest = [f"{n}: T" for n in opt.inputs]
+    names = opt.sparse_inputs() if sparse else opt.inputs
+    typed = {n: "int64" for n in opt.int64_inputs} | {"indices": "Tindices"}
+    rest = [f"{n}: {typed.get(n, 'T')}" for n in names]
     attrs = [_T]
     if sparse:
-        at = opt.inputs.index("grad") + 1
-        rest.insert(at, "indices: Tindices")
         attrs.append("Tindices: {int32, int64}")
     inputs = [f"{n}: {slot}" for n in opt.slots] + rest
     outputs = [] if resource else ["out: Ref(T)"]
