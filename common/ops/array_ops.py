@@ -156,8 +156,23 @@ register_op(
     attrs=["T: type", "message: string = ''"],
 )
 register_op("Snapshot", inputs=["input: T"], outputs=["output: T"], attrs=["T: type"])
+# RefIdentity forwards the variable itself (control_flow_ops.with_dependencies on a ref).
+register_op(
+    "RefIdentity",
+    inputs=["input: Ref(T)"],
+    outputs=["output: Ref(T)"],
+    attrs=["T: type"],
+    allows_uninitialized_input=True,
+)
 
-for _op in ("Identity", "StopGradient", "PreventGradient", "Snapshot", "PlaceholderWithDefault"):
+for _op in (
+    "Identity",
+    "RefIdentity",
+    "StopGradient",
+    "PreventGradient",
+    "Snapshot",
+    "PlaceholderWithDefault",
+):
     register_kernel(_op)(_identity)
 
 
