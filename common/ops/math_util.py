@@ -97,8 +97,8 @@ def scalar_int(x, what: str) -> int:
 
 
 def reduction_axes(axes, rank: int) -> tuple[int, ...]:
-    """Normalise reduction indices (scalar or vector, negatives allowed, duplicates
-    collapse) as TensorFlow's ReductionHelper does."""
+    """Normalise reduction indices (scalar or vector, negatives allowed, a dimension named
+    twice refused) as TensorFlow's ReductionHelper does."""
     idx = np.asarray(axes).reshape(-1)
     out: list[int] = []
     for a in idx.tolist():
@@ -107,8 +107,11 @@ def reduction_axes(axes, rank: int) -> tuple[int, ...]:
                 f"Invalid reduction dimension ({a} for input with {rank} dimension(s)"
             )
         a = a % rank if rank else a
-        if a not in out:
-            out.append(a)
+        if a in out:
+            raise InvalidArgumentError(
+                f"Invalid reduction arguments: Axes contains duplicate dimension: {a}"
+            )
+        out.append(a)
     return tuple(sorted(out))
 
 

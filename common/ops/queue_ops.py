@@ -97,6 +97,41 @@ class Queue:
     def _shape_ok(self, shape: tuple, expected: tuple | None) -> bool:
         return expected is None or tuple(shape) == expected
 
+    def check_batchable(self) -> None:
+        """DequeueMany/UpTo stack elements: without declared shapes TF refuses at once."""
+        if not self.shapes:
+            raise InvalidArgumentError(
+                f"{self.kind}'s DequeueMany and DequeueUpTo require the components to have "
+                "specified shapes."
+            )
+
+    def check_matches(self, requested: Queue) -> None:
+        """A shared queue found under the name must have the attributes `requested` has
+        (TF's QueueBase::MatchesNodeDef*)."""
+        if requested.kind != self.kind:
+            raise InvalidArgumentError(f"Expected {self.kind}, found {requested.kind}V2")
+        if requested.capacity != self.capacity:
+            raise InvalidArgumentError(
+                f"Shared queue '{self.name}' has capacity {self.capacity} but requested "
+                f"capacity was {requested.capacity}"
+            )
+        if requested.component_types != self.component_types:
+            have, want = (
+                ", ".join(dtypes.tf_name(t) for t in q.component_types) for q in (self, requested)
+            )
+            raise InvalidArgumentError(
+                f"Shared queue '{self.name}' has component types {have} but requested "
+                f"component types were {want}"
+            )
+        if requested.shapes != self.shapes:
+            have, want = (
+                "[" + ", ".join(shape_string(s) for s in q.shapes) + "]" for q in (self, requested)
+            )
+            raise InvalidArgumentError(
+                f"Shared queue '{self.name}' has component shapes {have} but requested "
+                f"component shapes were {want}"
+            )
+
     def split_batch(self, components: list[np.ndarray]) -> list[Element]:
         """The elements of an enqueue_many batch (dimension 0 of every component)."""
         if any(c.ndim == 0 for c in components):
@@ -207,8 +242,8 @@ class Queue:
         return finished
 
     def _try_dequeue(self, a: _Attempt) -> tuple[Any, Any] | None:
-        n = max(a.count, 1)  # count -1: one element without a batch dimension
-        if self.can_take(n):
+        n = 1 if a.count < 0 else a.count  # count -1: one element without a batch dimension
+        if n == 0 or self.can_take(n):  # n == 0: an empty batch at once, closed or not
             items = self.take(n)
         elif not self.closed:
             return None
@@ -254,7 +289,22 @@ class RandomShuffleQueue(Queue):
                  capacity: int, min_after_dequeue: int, seed: int, seed2: int) -> None:  # fmt: skip
         super().__init__(name, component_types, shapes, capacity)
         self.min_after_dequeue = min_after_dequeue
+        self.seeds = (seed, seed2)
         self.rng = np.random.default_rng([seed, seed2] if seed or seed2 else None)
+
+    def check_matches(self, requested: Queue) -> None:
+        super().check_matches(requested)
+        assert isinstance(requested, RandomShuffleQueue)  # same kind, checked above
+        if requested.min_after_dequeue != self.min_after_dequeue:
+            raise InvalidArgumentError(
+                f"Shared queue '{self.name}' has min_after_dequeue {self.min_after_dequeue} "
+                f"but requested min_after_dequeue was {requested.min_after_dequeue}."
+            )
+        if requested.seeds != self.seeds:
+            raise InvalidArgumentError(
+                f"Shared queue '{self.name}' has random seeds {self.seeds} but requested "
+                f"seeds are {requested.seeds}."
+            )
 
     def can_take(self, n: int) -> bool:
         need = n + (0 if self.closed else self.min_after_dequeue)
@@ -349,7 +399,9 @@ def _queue_factory(make: Callable[[KernelConstruction, str], Queue]):
                 if not cached:
                     rm = ctx.step.resource_mgr
                     name = k.attr("shared_name") or _private_name(rm, k, container)
-                    rm.lookup_or_create(container, name, lambda: make(k, name))
+                    q = rm.lookup_or_create(container, name, lambda: make(k, name))
+                    if k.attr("shared_name"):
+                        q.check_matches(make(k, name))
                     handle = ResourceHandle(ctx.step.device, container, name, QUEUE_TYPE_NAME)
                     cached.append(handle.as_tensor())
                 return [cached[0]]
@@ -466,6 +518,7 @@ def _dequeue_factory(batched: bool, allow_smaller: bool):
             q.check_types(types)
             count = -1  # one element, no batch dimension
             if batched:
+                q.check_batchable()
                 count = int(np.asarray(inputs[1]))
                 if count < 0:
                     raise InvalidArgumentError(f"Dequeue requested n < 0: {count}")

@@ -3,7 +3,7 @@ EuclideanNorm over `reduction_indices`, with `keep_dims`.
 
 Result dtypes are TensorFlow's: the input's T (Mean of int32 is int32, truncating toward
 zero). Indices are checked and normalised like TF's ReductionHelper (negatives allowed,
-duplicates collapse). Kernels are `expensive` (numpy releases the GIL); thread-safe.
+duplicates refused). Kernels are `expensive` (numpy releases the GIL); thread-safe.
 """
 
 from __future__ import annotations

@@ -105,6 +105,11 @@ def _concat_v2(k: KernelConstruction):
     return compute
 
 
+def _shape_vec(shape: np.ndarray) -> str:
+    """A shape vector as TF's Tensor::SummarizeValue prints it: "[2 3]"."""
+    return "[" + " ".join(str(int(d)) for d in shape) + "]"
+
+
 @register_kernel("ConcatOffset")
 def _concat_offset(k: KernelConstruction):
     def compute(ctx: OpKernelContext, inputs: list) -> list:
@@ -120,6 +125,13 @@ def _concat_offset(k: KernelConstruction):
                 raise InvalidArgumentError(
                     f"input {i} should contain {rank} elements, but got {s.size}"
                 )
+            for d in range(rank):
+                if d != axis and s[d] != shapes[0][d]:
+                    raise InvalidArgumentError(
+                        f"All dimensions except {axis} must match. Input {i} has shape "
+                        f"{_shape_vec(s)} and doesn't match input 0 with shape "
+                        f"{_shape_vec(shapes[0])}."
+                    )
             out = np.zeros(rank, dtype=s.dtype)
             out[axis] = running
             running += int(s[axis])

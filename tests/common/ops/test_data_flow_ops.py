@@ -375,6 +375,66 @@ def test_dequeue_many_and_up_to() -> None:
                 Tcomponents=[F32])  # fmt: skip
 
 
+def test_dequeue_many_edge_cases_as_tensorflow() -> None:
+    r = Runner()
+    h = _fifo(r, shapes=[()])
+    r.start("QueueEnqueueManyV2", h, np.ones(2, np.float32), Tcomponents=[F32]).result()
+    (none,) = r.start("QueueDequeueManyV2", h, np.int32(0), component_types=[F32]).result()
+    assert none.shape == (0,) and r.run("QueueSizeV2", h)[0] == 2  # n=0 takes nothing
+    (shuffled,) = r.run("RandomShuffleQueueV2", node="rs", component_types=[F32],
+                        shapes=[()], min_after_dequeue=5)  # fmt: skip
+    (none,) = r.start("QueueDequeueUpToV2", shuffled, np.int32(0), component_types=[F32]).result()
+    assert none.shape == (0,)  # does not wait for min_after_dequeue
+    unshaped = _fifo(r, "unshaped")
+    r.start("QueueEnqueueV2", unshaped, np.float32(1), Tcomponents=[F32]).result()
+    for op in ("QueueDequeueManyV2", "QueueDequeueUpToV2"):
+        with pytest.raises(InvalidArgumentError, match="FIFOQueue's DequeueMany and DequeueUpTo "
+                           "require the components to have specified shapes."):  # fmt: skip
+            r.start(op, unshaped, np.int32(1), component_types=[F32]).result()
+
+
+@pytest.mark.parametrize(
+    "first,second,message",
+    [
+        ({"capacity": 10}, {"capacity": 15},
+         "Shared queue 'sq' has capacity 10 but requested capacity was 15"),
+        ({"capacity": -1}, {"capacity": 3},
+         "Shared queue 'sq' has capacity 2147483647 but requested capacity was 3"),
+        ({"component_types": [F32, I32]}, {"component_types": [F32, DataType.DT_INT64]},
+         "Shared queue 'sq' has component types float, int32 but requested component types "
+         "were float, int64"),
+        ({"shapes": [()]}, {"shapes": [(3,)]},
+         r"Shared queue 'sq' has component shapes \[\[\]\] but requested component shapes "
+         r"were \[\[3\]\]"),
+    ],
+)  # fmt: skip
+def test_shared_queue_attributes_must_match(first, second, message) -> None:
+    r = Runner()
+    _fifo(r, "a", shared_name="sq", **first)
+    with pytest.raises(InvalidArgumentError, match=message):
+        _fifo(r, "b", shared_name="sq", **second)
+
+
+def test_shared_random_shuffle_queue_attributes_must_match() -> None:
+    r = Runner()
+
+    def make(node: str, **attrs):
+        return r.run("RandomShuffleQueueV2", node=node, component_types=[F32], shared_name="s",
+                     **attrs)  # fmt: skip
+
+    make("a", min_after_dequeue=2, seed=1)
+    with pytest.raises(InvalidArgumentError, match="has min_after_dequeue 2 but requested "
+                       "min_after_dequeue was 3."):  # fmt: skip
+        make("b", min_after_dequeue=3, seed=1)
+    with pytest.raises(InvalidArgumentError, match=r"has random seeds \(1, 0\) but requested "
+                       r"seeds are \(2, 0\)."):  # fmt: skip
+        make("c", min_after_dequeue=2, seed=2)
+    with pytest.raises(
+        InvalidArgumentError, match="Expected RandomShuffleQueue, found FIFOQueueV2"
+    ):
+        _fifo(r, "d", shared_name="s")
+
+
 def test_padding_queue_pads_batches() -> None:
     r = Runner()
     (h,) = r.run("PaddingFIFOQueueV2", component_types=[I32], shapes=[(None,)])
