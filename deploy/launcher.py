@@ -197,6 +197,14 @@ class LocalCluster:
             return self.spec["jobs"][job][0]
         return self.spec["master"]
 
+    def dashboard_url(self) -> str | None:
+        """The URL the master logged for its dashboard (--dashboard-port), if any."""
+        for line in self.tasks["master"].lines:
+            _, found, url = line.partition(" dashboard on ")
+            if found:
+                return url.strip()
+        return None
+
     @property
     def target(self) -> str:
         return f"grpc://{self.master_address}"
@@ -303,6 +311,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--netns", action="store_true",
                    help="each task on a host of its own: a Linux network namespace with its "
                    "own address on a private bridge (needs root and iproute2)")
+    p.add_argument("--dashboard-port", type=int, default=0, metavar="PORT",
+                   help="the master's web dashboard on this port (default 0: a free one; "
+                   "its URL is printed); -1 turns it off (layout master only)")
     p.add_argument("--ports", default=None, metavar="P,P,...",
                    help="fixed ports instead of free ones: the master's first (layout "
                    "master), then worker 0, worker 1, ps 0")
@@ -329,7 +340,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"--netns: {reason}", file=sys.stderr)
             return 2
         bed = NetnsBed(4).start()
-    cluster = LocalCluster(log=log, layout=args.layout, ports=args.ports, netns=bed)
+    dashboard = args.layout == "master" and args.dashboard_port >= 0
+    master_args = ["--dashboard-port", str(args.dashboard_port)] if dashboard else []
+    if dashboard and bed is not None:
+        master_args += ["--dashboard-host", "0.0.0.0"]  # reachable from the host's side
+    cluster = LocalCluster(log=log, layout=args.layout, ports=args.ports, netns=bed,
+                           master_args=master_args)
     if bed is not None:
         bed.owner = cluster  # the cluster's stop (or its watchdog) deletes the namespaces
     t0 = time.monotonic()
@@ -340,6 +356,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                  else "tasks given TF_CONFIG")
         print(f"cluster up in {time.monotonic() - t0:.1f}s: master at {cluster.target}; "
               f"{where}", flush=True)
+        if dashboard:
+            print(f"dashboard: {cluster.dashboard_url()}", flush=True)
         if not args.no_demo:
             demo = subprocess.Popen(
                 [sys.executable, str(DEMO), "--target", cluster.target, "--steps",

@@ -28,7 +28,8 @@ def test_services_run_the_cli_contract():
     cluster = yaml.safe_load((REPO_ROOT / "deploy/cluster-compose.yaml").read_text())
     services = _services()
     metrics = ["--metrics-port", "9100"]
-    expected = {"master": ["-m", "master", "--cluster", IN_IMAGE_CLUSTER, *metrics]}
+    dashboard = ["--dashboard-port", "8080", "--dashboard-host", "0.0.0.0"]
+    expected = {"master": ["-m", "master", "--cluster", IN_IMAGE_CLUSTER, *metrics, *dashboard]}
     for job, addresses in cluster["jobs"].items():
         for i, address in enumerate(addresses):
             assert address.split(":")[0] in services, f"no service for {job} task {i}"
@@ -58,14 +59,16 @@ def test_compose_services_run_a_graph(tmp_path):
     tasks: list[Task] = []
     try:
         for name, service in _services().items():
-            # One host here: each task's metrics endpoint on a free port, not 9100.
+            # One host here: each task's metrics endpoint and the dashboard on free ports.
             argv = [sys.executable] + [
-                str(cluster_file) if arg == IN_IMAGE_CLUSTER else "0" if arg == "9100" else arg
+                str(cluster_file) if arg == IN_IMAGE_CLUSTER
+                else "0" if arg in ("9100", "8080") else arg
                 for arg in service["command"]]
             tasks.append(Task(name, argv, log=None))
         for task in tasks:
             task.wait_listening(60)
         master = next(t for t in tasks if t.name == "master")
+        assert any(" dashboard on http://" in line for line in master.lines), master.lines
         out = io.StringIO()
         assert run_demo(f"grpc://{master.address}", steps=2, out=out), out.getvalue()
         assert out.getvalue().count("matches numpy") == 2
@@ -82,6 +85,7 @@ def test_launcher_runs_the_demo(capfd):
     out = capfd.readouterr().out
     assert out.count("matches numpy") == 2
     assert "demo OK" in out
+    assert "dashboard: http://127.0.0.1:" in out
     assert "master exit 0, worker0 exit 0, worker1 exit 0, ps0 exit 0" in out
 
 
