@@ -65,11 +65,14 @@ class ClusterSpec:
 
         try:
             with open(path, encoding="utf-8") as f:
-                data = yaml.safe_load(f)
+                data = yaml.load(f, Loader=_unique_keys_loader())
         except OSError as e:
             raise NotFoundError(f"Cannot read cluster file {path}: {e}") from None
+        except yaml.constructor.ConstructorError as e:
+            raise InvalidArgumentError(f"Cluster file {path}: {e.problem}") from None
         except yaml.YAMLError as e:
-            raise InvalidArgumentError(f"Cluster file {path} is not valid YAML: {e}") from None
+            what = " ".join(str(e).split())  # one line
+            raise InvalidArgumentError(f"Cluster file {path} is not valid YAML: {what}") from None
         try:
             return ClusterSpec.from_dict(data)
         except InvalidArgumentError as e:
@@ -196,8 +199,34 @@ def _parse_job(job: Any, tasks: Any) -> tuple[str, tuple[tuple[int, str], ...]]:
     return job, tuple(sorted(parsed))
 
 
+def _unique_keys_loader() -> Any:
+    """A safe YAML loader that refuses a key twice in one mapping (PyYAML keeps the last
+    silently: a job or a task listed twice would vanish)."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    def mapping(loader: Any, node: Any, deep: bool = False) -> Any:
+        keys: set[Any] = set()
+        for key_node, _ in node.value:
+            key = loader.construct_object(key_node, deep=deep)
+            if key in keys:
+                line = key_node.start_mark.line + 1
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"line {line}: {key!r} is listed twice", key_node.start_mark
+                )
+            keys.add(key)
+        return loader.construct_mapping(node, deep)
+
+    Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, mapping)
+    return Loader
+
+
 def _check_unique_addresses(spec: ClusterSpec) -> None:
     seen: dict[str, str] = {}
+    if spec.master is not None and split_address(spec.master)[1] != 0:
+        seen[spec.master] = "the master"
     for job, tasks in spec.job_tasks:
         for index, address in tasks:
             if split_address(address)[1] == 0:
