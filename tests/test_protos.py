@@ -87,7 +87,12 @@ TF_MODULES = [
         "trackable_object_graph",
         "verifier_config",
     ]
-] + ["tensorflow.core.util.event_pb2", "tensorflow.python.training.checkpoint_state_pb2"]
+] + [
+    "tensorflow.core.util.event_pb2",
+    "tensorflow.python.training.checkpoint_state_pb2",
+    "tensorflow.core.example.example_pb2",
+    "tensorflow.core.example.feature_pb2",
+]
 # Files TensorFlow keeps under xla/tsl and re-exports; found through the pool.
 TF_POOL_FILES = [
     "xla/tsl/protobuf/error_codes.proto",

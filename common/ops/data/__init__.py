@@ -10,6 +10,7 @@ module registering its own ops:
                       Cardinality, and pass-throughs (Prefetch, Optimize, Model ...)
   shuffle             Shuffle(V1-V3), ShuffleAndRepeat(V1-V2), seed generators (TF's order)
   functions           Map, ParallelMap, Filter, FlatMap, Interleave
+  readers             TFRecordDataset(V2), TextLineDataset, FixedLengthRecordDataset(V2)
   iterators           OneShotIterator, IteratorV2, Anonymous iterators, MakeIterator,
                       IteratorGetNext(Sync/AsOptional), string handles
 """
@@ -20,6 +21,7 @@ from common.ops.data import (  # noqa: F401  (imported for their registrations)
     base,
     functions,
     iterators,
+    readers,
     shuffle,
     sources,
     transforms,
