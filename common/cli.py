@@ -60,6 +60,16 @@ def add_shutdown_flags(p: argparse.ArgumentParser, grace_seconds: float) -> None
     )
 
 
+def add_session_lease_flag(p: argparse.ArgumentParser, default: float) -> None:
+    p.add_argument(
+        "--session-lease",
+        type=float,
+        default=default,
+        help=f"seconds workers keep this master's sessions (and their graphs) without "
+        f"hearing from it; renewed every third of it; 0 = forever (default {default:g})",
+    )
+
+
 def add_metrics_flags(p: argparse.ArgumentParser) -> None:
     """--metrics-port (Prometheus metrics over HTTP; off by default) and --metrics-host."""
     p.add_argument(

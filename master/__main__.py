@@ -28,6 +28,7 @@ from common import cli  # noqa: E402
 from common.cluster import ClusterSpec  # noqa: E402
 from common.errors import OpError  # noqa: E402
 from master.dashboard.server import DashboardServer  # noqa: E402
+from master.lease_renewer import DEFAULT_LEASE_S  # noqa: E402
 from master.master import DEFAULT_DEVICE, DEFAULT_RPC_TIMEOUT  # noqa: E402
 from master.monitor import Monitor  # noqa: E402
 from master.server import DEFAULT_GRACE_SECONDS, MasterServer  # noqa: E402
@@ -78,6 +79,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "the master's process, as TensorFlow's servers do; the master then calls it "
         "directly, without RPCs (default: none)",
     )
+    cli.add_session_lease_flag(p, DEFAULT_LEASE_S)
     cli.add_metrics_flags(p)
     cli.add_limit_flags(p)
     p.add_argument(
@@ -130,6 +132,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             bind_host=args.bind_host,
             default_device=args.default_device,
             rpc_timeout=args.rpc_timeout,
+            session_lease=args.session_lease,
             step_timeout=args.step_timeout or None,
             monitor=Monitor(args.trace_sample_rate, keep_graphs=args.dashboard_port is not None),
         )

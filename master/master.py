@@ -25,6 +25,7 @@ from common.cluster import ClusterSpec
 from common.device_name import parse as parse_device
 from common.errors import AbortedError, InvalidArgumentError, OpError, as_op_error
 from common.subgraph import DeviceInfo
+from master.lease_renewer import DEFAULT_LEASE_S, LeaseRenewer
 from master.master_session import DeviceEntry, MasterSession, task_of
 from master.monitor import Monitor
 from master.partition_runner import PartitionRunner, WorkerCalls, new_id
@@ -64,6 +65,7 @@ class Master:
         step_timeout: float | None = None,
         client_device: str = CLIENT_DEVICE,
         monitor: Monitor | None = None,
+        session_lease: float = DEFAULT_LEASE_S,
     ) -> None:
         if worker_cache is None:
             from protos.service_paths import GRPC_OPTIONS
@@ -81,6 +83,11 @@ class Master:
         self.monitor = monitor if monitor is not None else Monitor()
         self._lock = threading.Lock()
         self._sessions: dict[str, MasterSession] = {}
+        # Workers drop this master's sessions once it stops renewing them (it died).
+        self._leases = (
+            LeaseRenewer(session_lease, self._sessions_by_task, worker_cache.channel)
+            if session_lease else None
+        )
         self._retries = RetryCache()
 
     def set_cluster(self, cluster: ClusterSpec) -> None:
@@ -197,6 +204,15 @@ class Master:
         except OpError as e:  # a dead worker has no session state left
             log.warning("closing session %s: %s", session.handle, e.message)
         log.info("closed session %s", session.handle)
+
+    def _sessions_by_task(self) -> dict[str, list[str]]:
+        """task -> handles of the open sessions with a worker session there."""
+        by_task: dict[str, list[str]] = {}
+        with self._lock:
+            for handle, session in self._sessions.items():
+                for task in session.tasks:
+                    by_task.setdefault(task, []).append(handle)
+        return by_task
 
     def session_handles(self) -> list[str]:
         with self._lock:
@@ -359,6 +375,8 @@ class Master:
         with self._lock:
             sessions = list(self._sessions.values())
             self._sessions.clear()
+        if self._leases is not None:
+            self._leases.close()
         for session in sessions:
             self._close(session)
         self.calls.close()  # pending background CleanupGraphs, then the channels

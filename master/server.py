@@ -23,6 +23,7 @@ import grpc
 from common.cluster import ClusterSpec, split_address
 from common.errors import InvalidArgumentError, UnavailableError
 from common.task_stats import CLUSTER_STATUS_PATH
+from master.lease_renewer import DEFAULT_LEASE_S
 from master.master import CLIENT_DEVICE, DEFAULT_DEVICE, DEFAULT_RPC_TIMEOUT, Master
 from master.monitor import Monitor
 from master.service import MasterServicer
@@ -53,6 +54,7 @@ class MasterServer:
         worker_cache: Any = None,
         in_task: WorkerServer | None = None,
         monitor: Monitor | None = None,
+        session_lease: float = DEFAULT_LEASE_S,
     ) -> None:
         self._in_task = in_task
         if in_task is not None:  # TensorFlow's layout: the task's server, its port
@@ -74,6 +76,7 @@ class MasterServer:
             step_timeout=step_timeout,
             client_device=client_device,
             monitor=monitor,
+            session_lease=session_lease,
         )
         self.prober: TaskProber | None = None  # start_prober(): the dashboard's task health
         self._pool: futures.ThreadPoolExecutor | None = None

@@ -17,6 +17,7 @@ import logging
 from typing import Any
 
 from common.cluster import ClusterSpec
+from master.lease_renewer import DEFAULT_LEASE_S
 from master.master import DEFAULT_RPC_TIMEOUT
 from master.server import DEFAULT_GRACE_SECONDS, MasterServer
 from worker import local_rpc
@@ -45,6 +46,7 @@ class TaskServer:
         master_step_timeout: float | None = None,
         partial_idle_timeout: float | None = None,
         worker_cache: Any = None,
+        session_lease: float = DEFAULT_LEASE_S,
     ) -> None:
         local_rpc.share_in_process()  # the master calls its own task directly
         self.worker = WorkerServer(
@@ -65,6 +67,7 @@ class TaskServer:
             step_timeout=master_step_timeout,
             worker_cache=worker_cache,
             in_task=self.worker,
+            session_lease=session_lease,
         )
 
     @property

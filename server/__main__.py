@@ -23,6 +23,7 @@ from collections.abc import Sequence  # noqa: E402
 from common import cli, tf_config  # noqa: E402
 from common.cluster import ClusterSpec  # noqa: E402
 from common.errors import OpError  # noqa: E402
+from master.lease_renewer import DEFAULT_LEASE_S  # noqa: E402
 from master.master import DEFAULT_RPC_TIMEOUT  # noqa: E402
 from master.server import DEFAULT_GRACE_SECONDS  # noqa: E402
 from master.task_server import TaskServer  # noqa: E402
@@ -66,6 +67,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         default=DEFAULT_STEP_TIMEOUT,
         help=f"longest a step may take on this task, seconds (default {DEFAULT_STEP_TIMEOUT:g})",
     )
+    cli.add_session_lease_flag(p, DEFAULT_LEASE_S)
     cli.add_metrics_flags(p)
     cli.add_shutdown_flags(p, DEFAULT_GRACE_SECONDS)
     args = p.parse_args(argv)
@@ -101,6 +103,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             bind_host=bind_host,
             default_device=args.default_device,
             rpc_timeout=args.rpc_timeout,
+            session_lease=args.session_lease,
             step_timeout=args.step_timeout,
         )
         metrics_server = cli.start_metrics(

@@ -35,7 +35,7 @@ from common.errors import (
 from common.executor import StepStatsCollector
 from protos import worker_pb2
 from protos.service_paths import add_worker_servicer
-from worker import call_pool, local_rpc, rpc_status, tensor_stream
+from worker import call_pool, local_rpc, rpc_status, session_leases, tensor_stream
 from worker.remote_rendezvous import (
     CLEANUP_BATCH_METHOD,
     ONE_METHOD,
@@ -95,10 +95,19 @@ class WorkerServicer:
         self._call(
             context,
             lambda: self.worker.create_worker_session(
-                request.session_handle, request.isolate_session_state
+                request.session_handle,
+                request.isolate_session_state,
+                request.master_task,
+                request.master_incarnation,
             ),
         )
         return worker_pb2.CreateWorkerSessionResponse()
+
+    def KeepAliveSessions(self, request: bytes, context: grpc.ServicerContext) -> bytes:
+        """Our master renews its sessions' leases (worker.session_leases); raw bytes."""
+        lease_s, handles = session_leases.decode_keepalive(request)
+        self._call(context, lambda: self.worker.keepalive_sessions(lease_s, handles))
+        return b""
 
     def DeleteWorkerSession(self, request: Any, context: grpc.ServicerContext) -> Any:
         self._call(context, lambda: self.worker.delete_worker_session(request.session_handle))
@@ -293,7 +302,7 @@ class WorkerServicer:
 
 def add_to_server(server: grpc.Server, servicer: WorkerServicer) -> None:
     """Register the unary WorkerService RPCs (both names), RecvTensorStream, RecvTensorOne,
-    CleanupGraphBatch and LocalEndpoint."""
+    CleanupGraphBatch, LocalEndpoint and KeepAliveSessions."""
     add_worker_servicer(server, servicer)
     stream: grpc.RpcMethodHandler[worker_pb2.RecvTensorRequest, bytes]
     stream = grpc.unary_stream_rpc_method_handler(
@@ -309,6 +318,8 @@ def add_to_server(server: grpc.Server, servicer: WorkerServicer) -> None:
     cleanup = grpc.unary_unary_rpc_method_handler(servicer.CleanupGraphBatch)  # raw bytes
     endpoint: grpc.RpcMethodHandler[bytes, bytes]
     endpoint = grpc.unary_unary_rpc_method_handler(servicer.LocalEndpoint)  # raw bytes
+    keepalive: grpc.RpcMethodHandler[bytes, bytes]
+    keepalive = grpc.unary_unary_rpc_method_handler(servicer.KeepAliveSessions)  # raw bytes
     server.add_generic_rpc_handlers(
         (
             grpc.method_handlers_generic_handler(
@@ -318,6 +329,7 @@ def add_to_server(server: grpc.Server, servicer: WorkerServicer) -> None:
                     ONE_METHOD: one,
                     CLEANUP_BATCH_METHOD: cleanup,
                     local_rpc.ENDPOINT_METHOD: endpoint,
+                    session_leases.KEEPALIVE_METHOD: keepalive,
                 },
             ),
         )

@@ -33,11 +33,13 @@ from common.resource_mgr import DEFAULT_CONTAINER
 from worker.graph_mgr import DEFAULT_STEP_TIMEOUT, GraphMgr
 from worker.remote_rendezvous import CHANNEL_OPTIONS, RecvTensorClient, RemoteRendezvous
 from worker.rendezvous_mgr import RendezvousMgr
+from worker.session_leases import SessionLeases
 from worker.worker_cache import WorkerCache, canonical_task
 
 log = logging.getLogger(__name__)
 
 LEGACY_SESSION = ""
+SWEEP_SECONDS = 0.5  # how often expired session leases are looked for
 
 
 class Worker:
@@ -71,6 +73,9 @@ class Worker:
         self._lock = threading.Lock()
         self._sessions: dict[str, GraphMgr] = {LEGACY_SESSION: self._new_graph_mgr()}
         self._shutdown = False
+        self.leases = SessionLeases()
+        self._sweeper: threading.Thread | None = None
+        self._stop_sweeper = threading.Event()
 
     def _new_rendezvous(self, step_id: int) -> RemoteRendezvous:
         return RemoteRendezvous(step_id, self.task_name, self.recv_client)
@@ -93,22 +98,46 @@ class Worker:
         return [d.attributes() for d in self.devices]
 
     def create_worker_session(
-        self, session_handle: str, isolate_session_state: bool = False
+        self, session_handle: str, isolate_session_state: bool = False,
+        master_task: str = "", master_incarnation: int = 0,
     ) -> None:
         """A session's GraphMgr. With `isolate_session_state` its variables live in
         resource managers of its own (sessions do not see each other's state, and they
-        are gone with the session); otherwise they are the devices' shared ones."""
+        are gone with the session); otherwise they are the devices' shared ones. The
+        sessions of an older incarnation of `master_task` are dropped (it restarted:
+        worker.session_leases)."""
         if not session_handle:
             raise InvalidArgumentError("CreateWorkerSession: empty session_handle")
         with self._lock:
             self._check_running()
             if session_handle not in self._sessions:
                 self._sessions[session_handle] = self._new_graph_mgr(isolate_session_state)
+        for stale in self.leases.created(session_handle, master_task, master_incarnation):
+            log.warning("%s restarted: dropping its old session %s", master_task, stale)
+            self.delete_worker_session(stale)
+
+    def keepalive_sessions(self, lease_s: float, handles: Sequence[str]) -> None:
+        """Our master renews its sessions' leases (worker.session_leases); sessions it
+        stops renewing are dropped once their lease ends."""
+        self.leases.renew(lease_s, handles)
+        with self._lock:
+            if self._sweeper is None and not self._shutdown:
+                self._sweeper = threading.Thread(
+                    target=self._sweep, name=f"flowrt-leases-{self.job}{self.task}", daemon=True
+                )
+                self._sweeper.start()
+
+    def _sweep(self) -> None:
+        while not self._stop_sweeper.wait(SWEEP_SECONDS):
+            for handle in self.leases.expired():
+                log.warning("session %s: its master stopped renewing it; dropping it", handle)
+                self.delete_worker_session(handle)
 
     def delete_worker_session(self, session_handle: str) -> None:
         """Drops the session's graphs (no error for an unknown handle, as TF)."""
         if session_handle == LEGACY_SESSION:
             return
+        self.leases.deleted(session_handle)
         with self._lock:
             mgr = self._sessions.pop(session_handle, None)
         if mgr is not None:  # partial runs the master never finished
@@ -266,6 +295,10 @@ class Worker:
         """Abort every step in flight and close the channels to peers."""
         with self._lock:
             self._shutdown = True
+            sweeper = self._sweeper
+        self._stop_sweeper.set()
+        if sweeper is not None:
+            sweeper.join()
         self.rendezvous_mgr.abort_all(AbortedError(f"Worker {self.task_name} is shutting down"))
         with self._lock:
             mgrs = list(self._sessions.values())
