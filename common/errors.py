@@ -186,9 +186,12 @@ def naming_node(error: OpError) -> OpError:
 
 
 def as_op_error(exc: BaseException) -> OpError:
-    """Any exception as an OpError; foreign exceptions become INTERNAL with their type named."""
+    """Any exception as an OpError; a MemoryError is RESOURCE_EXHAUSTED, other foreign
+    exceptions INTERNAL with their type named."""
     if isinstance(exc, OpError):
         return exc
+    if isinstance(exc, MemoryError):  # numpy could not allocate: TF's allocator OOM
+        return ResourceExhaustedError(f"OOM: {exc or 'out of memory'}")
     return InternalError(f"{type(exc).__name__}: {exc}")
 
 

@@ -280,6 +280,7 @@ class Master:
                     if name in feed_map:
                         raise InvalidArgumentError(f'Endpoint "{name}" fed more than once.')
                     feed_map[name] = value
+                fetches = list(dict.fromkeys(fetches))  # a fetch listed twice runs once
                 if partial_run_handle:
                     return session.partial_run(partial_run_handle, feed_map, fetches, options)
                 return session.run(feed_map, fetches, targets, options, metadata)

@@ -12,6 +12,7 @@ thread (the Master is).
 
 from __future__ import annotations
 
+import collections
 import logging
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -87,8 +88,11 @@ class MasterServicer:
             response.status_code = as_proto_code(error.code)
             response.status_error_message = truncate(error.message)
             return response
-        for name in sorted(values):  # TensorFlow's master answers sorted by name
-            response.tensor.add(name=name).tensor.CopyFrom(values[name])
+        # TensorFlow's master answers sorted by name, a fetch listed twice twice.
+        listed = collections.Counter(request.fetch)
+        for name in sorted(values):
+            for _ in range(listed.get(name, 1)):
+                response.tensor.add(name=name).tensor.CopyFrom(values[name])
         return response
 
     def CloseSession(self, request: Any, context: grpc.ServicerContext) -> Any:

@@ -85,7 +85,7 @@ class WorkerServicer:
             error = as_op_error(exc)
             if not isinstance(exc, OpError):
                 log.exception("internal error in a WorkerService call")
-            rpc_status.abort(context, error)
+            rpc_status.abort(context, naming_node(error))  # the node travels in the message
 
     # -- status and sessions ---------------------------------------------------------------
     def GetStatus(self, request: Any, context: grpc.ServicerContext) -> Any:
@@ -145,7 +145,7 @@ class WorkerServicer:
         the response body."""
         response = worker_pb2.RunGraphResponse()
         try:
-            sends = [(t.name, tensor_util.to_numpy(t.tensor)) for t in request.send]
+            sends = [(t.name, _decode_send(t)) for t in request.send]
             collector = _collector(request)
             recvs = self.worker.run_graph(
                 request.session_handle,
@@ -334,3 +334,14 @@ def add_to_server(server: grpc.Server, servicer: WorkerServicer) -> None:
             ),
         )
     )
+
+
+def _decode_send(named: Any) -> Any:
+    """A RunGraph send value (a client's feed) as numpy; InvalidArgument naming the fed
+    tensor when its TensorProto is malformed."""
+    try:
+        return tensor_util.to_numpy(named.tensor)
+    except InvalidArgumentError as e:
+        parts = named.name.split(";")
+        fed = parts[3] if len(parts) == 5 else named.name
+        raise InvalidArgumentError(f"Cannot feed {fed}: {e.message}", fed.split(":")[0]) from None

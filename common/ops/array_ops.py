@@ -91,8 +91,15 @@ def _const(k: KernelConstruction):
 
         value = to_numpy(value)
     dt = k.attr("dtype")
-    if value.dtype != np_type(dt):
-        value = value.astype(np_type(dt))
+    if value.dtype != np_type(dt):  # TensorFlow's ConstantOp refuses it at registration
+        try:
+            got = dtypes.tf_name(dtypes.from_numpy(value.dtype))
+        except (InvalidArgumentError, TypeError, KeyError):
+            got = str(value.dtype)
+        raise InvalidArgumentError(
+            f"Type mismatch between value ({got}) and dtype ({dtypes.tf_name(dt)})",
+            k.node_name,
+        )
     if value.flags.writeable:  # decoded protos are already read-only and ours alone
         value = frozen(np.array(value, copy=True))
 
