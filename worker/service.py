@@ -174,6 +174,7 @@ class WorkerServicer:
             error = as_op_error(exc)
             if not isinstance(exc, OpError):
                 log.exception("internal error in RunGraph")
+            _log_failed_step(request, error)
             if not request.store_errors_in_response_body:
                 raise error from None
             error = naming_node(error)  # the master reports the node, as TF's worker
@@ -345,3 +346,13 @@ def _decode_send(named: Any) -> Any:
         parts = named.name.split(";")
         fed = parts[3] if len(parts) == 5 else named.name
         raise InvalidArgumentError(f"Cannot feed {fed}: {e.message}", fed.split(":")[0]) from None
+
+
+def _log_failed_step(request: Any, error: OpError) -> None:
+    """One line per failed RunGraph (the master logs the step's cause the same way)."""
+    message = error.message.splitlines()[0][:500] if error.message else ""
+    log.warning(
+        "step failed: session=%s step=%d graph=%s code=%s node=%s: %s",
+        request.session_handle or "-", request.step_id, request.graph_handle,
+        error.code.name, error.node_name or "-", message,
+    )

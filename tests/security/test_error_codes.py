@@ -100,3 +100,33 @@ def test_memory_error_is_resource_exhausted() -> None:
     error = errors.as_op_error(MemoryError("Unable to allocate 3.35 GiB"))
     assert error.code == errors.Code.RESOURCE_EXHAUSTED
     assert "Unable to allocate" in error.message
+
+
+def test_a_failed_step_is_one_log_line_on_master_and_worker(
+    shared_cluster: LocalCluster, stub: Any
+) -> None:
+    x = _const("x", from_numpy(np.array([1.0, 2.0, 3.0], np.float32)))
+    shape = _const("shape", from_numpy(np.array([2, 2], np.int32)), dtype=3)
+    reshape = node_def_pb2.NodeDef(name="bad_reshape", op="Reshape", input=["x", "shape"],
+                                   device="/job:worker/task:1")
+    reshape.attr["T"].type = FLOAT
+    reshape.attr["Tshape"].type = 3
+    request = master_pb2.CreateSessionRequest()
+    request.graph_def.node.extend([x, shape, reshape])
+    request.config.graph_options.optimizer_options.opt_level = -1  # L0: keep the Reshape
+    handle = stub.CreateSession(request, timeout=60).session_handle
+    error = _run_error(
+        stub, master_pb2.RunStepRequest(session_handle=handle, fetch=["bad_reshape:0"])
+    )
+    _close(stub, handle)
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
+
+    def failed(task: str) -> list[str]:
+        return [line for line in shared_cluster.tasks[task].lines
+                if "step failed" in line and handle in line]
+
+    for task in ("master", "worker1"):
+        lines = failed(task)
+        assert len(lines) == 1, (task, shared_cluster.tasks[task].lines[-20:])
+        assert "code=INVALID_ARGUMENT" in lines[0] and "node=bad_reshape" in lines[0]
+    assert failed("worker0") == []
