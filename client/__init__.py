@@ -58,6 +58,8 @@ from client.framework.ops import (  # noqa: F401
 )
 from client.framework.tensor_shape import TensorShape  # noqa: F401
 from client.gradients import NotDifferentiable, RegisterGradient, gradients, no_gradient  # noqa: F401
+from client.ops import init_ops as _init_ops
+from client.ops import random_ops as _random_ops
 from client.ops.array_ops import (  # noqa: F401
     batch_to_space,
     batch_to_space_nd,
@@ -103,11 +105,15 @@ from client.ops.clip_ops import clip_by_global_norm, clip_by_norm, global_norm  
 from client.ops.control_flow_ops import cond, group, no_op, tuple, while_loop, with_dependencies  # noqa: F401
 from client.ops.init_ops import (  # noqa: F401
     constant_initializer,
+    glorot_normal_initializer,
     glorot_uniform_initializer,
     ones_initializer,
+    orthogonal_initializer,
     random_normal_initializer,
     random_uniform_initializer,
     truncated_normal_initializer,
+    uniform_unit_scaling_initializer,
+    variance_scaling_initializer,
     zeros_initializer,
 )
 from client.ops.logging_ops import Print, print_v2  # noqa: F401
@@ -179,7 +185,14 @@ from client.ops.math_ops import (  # noqa: F401
     to_int32,
     truediv,
 )
-from client.ops.random_ops import random_normal, random_uniform, set_random_seed, truncated_normal
+from client.ops.random_ops import (  # noqa: F401
+    multinomial,
+    random_normal,
+    random_shuffle,
+    random_uniform,
+    set_random_seed,
+    truncated_normal,
+)
 from client.ops.variable_scope import (  # noqa: F401
     AUTO_REUSE,
     VariableScope,
@@ -213,7 +226,37 @@ random = _NS(
     normal=random_normal,
     uniform=random_uniform,
     truncated_normal=truncated_normal,
+    shuffle=random_shuffle,
+    multinomial=multinomial,
+    categorical=_random_ops.categorical,
     set_random_seed=set_random_seed,
+    get_seed=_random_ops.get_seed,
+    stateless_uniform=_random_ops.stateless_random_uniform,
+    stateless_normal=_random_ops.stateless_random_normal,
+    stateless_truncated_normal=_random_ops.stateless_truncated_normal,
+    stateless_multinomial=_random_ops.stateless_multinomial,
+    stateless_categorical=_random_ops.stateless_categorical,
+)
+# tf.compat.v1.initializers: TF1's init_ops under their short names.
+initializers = _NS(
+    zeros=_init_ops.Zeros,
+    ones=_init_ops.Ones,
+    constant=_init_ops.Constant,
+    random_uniform=_init_ops.RandomUniform,
+    random_normal=_init_ops.RandomNormal,
+    truncated_normal=_init_ops.TruncatedNormal,
+    uniform_unit_scaling=_init_ops.UniformUnitScaling,
+    variance_scaling=_init_ops.VarianceScaling,
+    orthogonal=_init_ops.Orthogonal,
+    glorot_uniform=_init_ops.GlorotUniform,
+    glorot_normal=_init_ops.GlorotNormal,
+    he_normal=_init_ops.he_normal,
+    he_uniform=_init_ops.he_uniform,
+    lecun_normal=_init_ops.lecun_normal,
+    lecun_uniform=_init_ops.lecun_uniform,
+    global_variables=global_variables_initializer,
+    local_variables=local_variables_initializer,
+    variables=variables_initializer,
 )
 math = _NS(
     add=add,

@@ -946,3 +946,50 @@ def _space_batch(op: Any) -> list[Any]:
     bs = _attr(op, "block_size")
     block = np.array([bs, bs], np.int64)
     return _space_batch_shape(op, x, TensorShape([2]), block, 1, op.type == "SpaceToBatch")
+
+
+# -- random (stateless, shuffle, multinomial) and Qr -------------------------------------
+_reg(
+    "StatelessRandomUniform",
+    "StatelessRandomNormal",
+    "StatelessTruncatedNormal",
+    "StatelessRandomUniformInt",
+    "StatelessRandomUniformFullInt",
+    "StatelessRandomUniformV2",
+    "StatelessRandomNormalV2",
+    "StatelessTruncatedNormalV2",
+    "StatelessRandomUniformIntV2",
+    "StatelessRandomUniformFullIntV2",
+)(_random)
+_reg("RandomShuffle")(_unary)
+
+
+@_reg("Multinomial", "StatelessMultinomial")
+def _multinomial(op: Any) -> list[Any]:
+    logits = _in(op, 0)
+    batch = logits.as_list()[0] if logits.ndims == 2 else None
+    return [TensorShape([batch, _scalar_dim(op.inputs[1])])]
+
+
+@_reg("StatelessRandomGetKeyCounter")
+def _key_counter(op: Any) -> list[Any]:
+    return [TensorShape([1]), TensorShape([2])]
+
+
+@_reg("Qr")
+def _qr(op: Any) -> list[Any]:
+    x = _in(op, 0)
+    if x.ndims is None or x.ndims < 2:
+        return [UNKNOWN, UNKNOWN]
+    *batch, m, n = x.as_list()
+    full = bool(_attr(op, "full_matrices"))
+    p = m if full else (None if m is None or n is None else min(m, n))
+    return [TensorShape([*batch, m, p]), TensorShape([*batch, p, n])]
+
+
+@_reg("DiagPart")
+def _diag_part(op: Any) -> list[Any]:
+    x = _in(op, 0)
+    if x.ndims is None or x.ndims % 2:
+        return [UNKNOWN]
+    return [TensorShape(x.as_list()[: x.ndims // 2])]

@@ -59,7 +59,14 @@ def _int_tensor(v: Any) -> Any:
         return stack(list(v))
     if isinstance(v, _ops.Tensor):
         return v
-    return convert_to_tensor(v, dtype=dtypes.int32 if not isinstance(v, np.ndarray) else None)
+    if isinstance(v, np.ndarray):
+        return v
+    # Python values stay Python: the op's builder makes them a Const named after the
+    # input ("Reshape/shape", "transpose/perm"), as TF's op_def_library does.
+    arr = np.asarray(v)
+    if arr.dtype.kind in "iu" and arr.size and (arr.min() < -(2**31) or arr.max() >= 2**31):
+        return arr.astype(np.int64)
+    return arr.astype(np.int32) if arr.dtype.kind in "iub" or arr.size == 0 else v
 
 
 def transpose(a: Any, perm: Any = None, name: str = "transpose", conjugate: bool = False) -> Any:
@@ -442,3 +449,16 @@ def batch_to_space(
     result = batch_to_space_nd(input, np.array([size, size], dtype=np.int64), crops, name=name)
     result.set_shape(result.get_shape().with_rank(4))
     return result
+
+
+def matrix_transpose(a: Any, name: str = "matrix_transpose", conjugate: bool = False) -> Any:
+    """TF's tf.linalg.matrix_transpose for inputs of known rank: swaps the last two axes."""
+    with _ops.name_scope(name, values=[a]):
+        a = convert_to_tensor(a, name="a")
+        ndims = a.shape.ndims
+        if ndims is None or ndims < 2:
+            raise ValueError(
+                f"Argument `a` should be a (batch) matrix with rank >= 2.  Received `a` = {a}"
+            )
+        perm = list(range(ndims - 2)) + [ndims - 1, ndims - 2]
+        return transpose(a, perm=perm, conjugate=conjugate)

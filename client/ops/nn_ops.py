@@ -190,25 +190,77 @@ def dropout(
     name: str | None = None,
     rate: Any = None,
 ) -> Any:
-    from client.ops import array_ops, math_ops, random_ops
-
+    """tf.compat.v1.nn.dropout: TF's dropout_v2 graph (x * (1 / keep), or x / (1 - rate)
+    for a tensor rate, then SelectV2 on RandomUniform >= rate), so seeded masks and the
+    scaled values are TensorFlow's."""
+    if keep_prob is not None:
+        rate_from_keep = 1.0 - keep_prob
+        if rate is not None:
+            raise ValueError("Cannot specify both 'rate' and 'keep_prob'.")
+        rate = rate_from_keep
     if rate is None:
-        if keep_prob is None:
-            raise ValueError("You must provide a rate to dropout.")
-        rate = 1 - keep_prob
-    if isinstance(rate, (int, float)) and not 0 <= rate < 1:
-        raise ValueError(
-            f"`rate` must be a scalar tensor or a float in the range [0, 1). Received: rate={rate}"
-        )
-    with _ops.name_scope(name, "dropout", [x]) as scope:
-        x = convert_to_tensor(x)
-        shape = array_ops.shape(x) if noise_shape is None else noise_shape
-        keep = 1 - convert_to_tensor(rate, dtype=x.dtype)
-        u = random_ops.random_uniform(shape, dtype=x.dtype, seed=seed)
-        mask = math_ops.cast(
-            math_ops.greater_equal(u, convert_to_tensor(rate, dtype=x.dtype)), x.dtype
-        )
-        return math_ops.multiply(x / keep, mask, name=scope)
+        raise ValueError("You must provide a rate to dropout.")
+    return dropout_v2(x, rate, noise_shape=noise_shape, seed=seed, name=name)
+
+
+def _noise_shape(x: Any, noise_shape: Any) -> Any:
+    from client.ops import array_ops
+
+    if noise_shape is None:
+        return array_ops.shape(x)
+    if isinstance(noise_shape, _ops.Tensor):
+        return noise_shape
+    dims = list(noise_shape)
+    known = x.shape.dims if x.shape.ndims is not None else None
+    if known is not None and len(known) == len(dims):
+        dims = [
+            k if (d is None and k is not None) else d
+            for d, k in zip((None if d is None else int(d) for d in dims), x.shape.as_list())
+        ]
+    return dims
+
+
+def dropout_v2(
+    x: Any, rate: Any, noise_shape: Any = None, seed: Any = None, name: str | None = None
+) -> Any:
+    import numbers
+
+    from client.framework.op_builder import constant
+    from client.ops import math_ops, random_ops
+
+    with _ops.name_scope(name, "dropout", [x]):
+        is_number = isinstance(rate, numbers.Real) and not isinstance(rate, _ops.Tensor)
+        if is_number and (rate < 0 or rate >= 1):
+            raise ValueError(
+                "`rate` must be a scalar tensor or a float in the range [0, 1). "
+                f"Received: rate={rate}"
+            )
+        x = convert_to_tensor(x, name="x")
+        x_dtype = x.dtype
+        if not x_dtype.is_floating:
+            raise ValueError(
+                "`x.dtype` must be a floating point tensor as `x` will be scaled. "
+                f"Received: x_dtype={x_dtype}"
+            )
+        if is_number and rate == 0:
+            random_ops.get_seed(seed)  # TF's dummy_rng_step: the op-seed counter advances
+            return x
+        if is_number:
+            scale = convert_to_tensor(1 / (1 - rate), dtype=x_dtype)
+            ret = apply_op("Mul", [x, scale], {}).outputs[0]
+        else:
+            rate = convert_to_tensor(rate)
+            if rate.dtype != x_dtype:
+                rate = math_ops.cast(rate, x_dtype, name="rate")
+            one = constant(1, dtype=x_dtype)
+            ret = apply_op("RealDiv", [x, apply_op("Sub", [one, rate], {}).outputs[0]], {})
+            ret = ret.outputs[0]
+        u = random_ops.random_uniform(_noise_shape(x, noise_shape), dtype=x_dtype, seed=seed)
+        keep = u >= rate
+        zero = constant(0, dtype=x_dtype)
+        out = apply_op("SelectV2", [keep, ret, zero], {}).outputs[0]
+        out.set_shape(x.shape)
+        return out
 
 
 def in_top_k(predictions: Any, targets: Any, k: int, name: str | None = None) -> Any:

@@ -3,6 +3,7 @@
 from common.ops import (  # noqa: F401  (imported for their registrations)
     array_ops,
     bincount_ops,
+    candidate_sampling_ops,
     control_flow_ops,
     conv_ops,
     count_up_to_ops,
@@ -16,6 +17,7 @@ from common.ops import (  # noqa: F401  (imported for their registrations)
     igamma_ops,
     image_codec_ops,
     io_ops,
+    linalg_ops,
     list_ops,
     logging_ops,
     math_ops,

@@ -94,7 +94,7 @@ def test_dropout_rate():
         yv = sess.run(y)
     assert set(np.unique(yv).tolist()) <= {0.0, 4.0}
     assert 100 < np.count_nonzero(yv) < 400
-    assert y.op.name == "dropout"
+    assert y.op.name == "dropout/SelectV2"  # TF 2.x: where_v2(keep_mask, x * scale, 0)
     with pytest.raises(
         ValueError,
         match=r"`rate` must be a scalar tensor or a float in the range \[0, 1\). Received: rate=1",

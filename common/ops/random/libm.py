@@ -1,5 +1,6 @@
 """Random kernels' transcendental functions, as TensorFlow computes them: the C
-library's scalar logf/sincosf (log/sincos for double), applied over numpy arrays.
+library's scalar logf/sincosf/log1pf/expm1f (log/sincos/exp for double), applied over
+numpy arrays.
 
 TensorFlow's Box-Muller calls these one value at a time; numpy's vectorised log/sin/cos
 differ from them in the last bit for a few percent of values. libm_shim.c loops over
@@ -52,7 +53,9 @@ def _build() -> ctypes.CDLL | None:
             Path(tmp).unlink(missing_ok=True)
             return None
     lib = ctypes.CDLL(str(target))
-    for name in ("flowrt_logf", "flowrt_sincosf", "flowrt_log", "flowrt_sincos"):
+    for name in _UNARY.values():
+        getattr(lib, name).restype = None
+    for name in ("flowrt_sincosf", "flowrt_sincos"):
         getattr(lib, name).restype = None
     return lib
 
@@ -78,16 +81,45 @@ def _ptr(a: np.ndarray) -> ctypes.c_void_p:
     return ctypes.c_void_p(a.ctypes.data)
 
 
-def log(x: np.ndarray) -> np.ndarray:
-    """logf for float32 arrays, log for float64 ones."""
+# (numpy fallback, float32 array function, float64 array function) per C function
+_UNARY = {
+    ("log", np.dtype(np.float32)): "flowrt_logf",
+    ("log", np.dtype(np.float64)): "flowrt_log",
+    ("exp", np.dtype(np.float64)): "flowrt_exp",
+    ("log1p", np.dtype(np.float32)): "flowrt_log1pf",
+    ("expm1", np.dtype(np.float32)): "flowrt_expm1f",
+}
+
+
+def _unary(fn: str, x: np.ndarray) -> np.ndarray:
     x = np.ascontiguousarray(x)
     lib = _library()
+    name = _UNARY[(fn, x.dtype)]
     if lib is None:
-        return np.log(x.astype(np.float64)).astype(x.dtype)
+        return getattr(np, fn)(x.astype(np.float64)).astype(x.dtype)
     out = np.empty_like(x)
-    fn = lib.flowrt_logf if x.dtype == np.float32 else lib.flowrt_log
-    fn(_ptr(x), _ptr(out), ctypes.c_int64(x.size))
+    getattr(lib, name)(_ptr(x), _ptr(out), ctypes.c_int64(x.size))
     return out
+
+
+def log(x: np.ndarray) -> np.ndarray:
+    """logf for float32 arrays, log for float64 ones."""
+    return _unary("log", x)
+
+
+def exp(x: np.ndarray) -> np.ndarray:
+    """exp for float64 arrays."""
+    return _unary("exp", x)
+
+
+def log1p(x: np.ndarray) -> np.ndarray:
+    """log1pf for float32 arrays."""
+    return _unary("log1p", x)
+
+
+def expm1(x: np.ndarray) -> np.ndarray:
+    """expm1f for float32 arrays."""
+    return _unary("expm1", x)
 
 
 def sincos(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -101,3 +133,15 @@ def sincos(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     fn = lib.flowrt_sincosf if x.dtype == np.float32 else lib.flowrt_sincos
     fn(_ptr(x), _ptr(s), _ptr(c), ctypes.c_int64(x.size))
     return s, c
+
+
+def powf(x: np.ndarray, y: float) -> np.ndarray:
+    """powf(x, y) over a float32 array (std::pow of two floats)."""
+    x = np.ascontiguousarray(x, np.float32)
+    lib = _library()
+    if lib is None:
+        return np.power(x.astype(np.float64), float(np.float32(y))).astype(np.float32)
+    out = np.empty_like(x)
+    lib.flowrt_powf.restype = None
+    lib.flowrt_powf(_ptr(x), ctypes.c_float(y), _ptr(out), ctypes.c_int64(x.size))
+    return out

@@ -22,3 +22,19 @@ void flowrt_log(const double *x, double *out, int64_t n) {
 void flowrt_sincos(const double *x, double *s, double *c, int64_t n) {
     for (int64_t i = 0; i < n; ++i) sincos(x[i], &s[i], &c[i]);
 }
+
+void flowrt_exp(const double *x, double *out, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) out[i] = exp(x[i]);
+}
+
+void flowrt_log1pf(const float *x, float *out, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) out[i] = log1pf(x[i]);
+}
+
+void flowrt_expm1f(const float *x, float *out, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) out[i] = expm1f(x[i]);
+}
+
+void flowrt_powf(const float *x, float y, float *out, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) out[i] = powf(x[i], y);
+}

@@ -49,6 +49,15 @@ def tf_runs(build, runs: int = RUNS) -> list[np.ndarray]:
             return [sess.run(t) for _ in range(runs)]
 
 
+def tf1_runs_multi(build, runs: int = RUNS) -> list:
+    """As tf_runs, for an op with several outputs: per run, the list of outputs."""
+    g = tf.Graph()
+    with g.as_default():
+        t = build()
+        with tf1.Session(graph=g) as sess:
+            return [list(sess.run(list(t))) for _ in range(runs)]
+
+
 def assert_runs_match(op: str, inputs: list, tf_build, **attrs) -> None:
     kernel = Kernel(op, inputs, **attrs)
     for i, theirs in enumerate(tf_runs(tf_build)):

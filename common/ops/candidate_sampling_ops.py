@@ -1,0 +1,275 @@
+"""Ops (executor stage): candidate sampling, as TensorFlow's candidate_sampler_ops.cc
+and range_sampler.cc: Uniform/LogUniform/FixedUnigram/AllCandidateSampler and
+ComputeAccidentalHits.
+
+A sampler kernel owns a GuardedPhiloxRandom (seed, seed2 attrs) and reserves 2048 words
+per sampled candidate each run; TF's SimplePhilox reads that run word by word, which is
+the flat uint32 stream here. Draws are vectorised: a run's candidates are taken from a
+block of draws (rejection and the unique=True "retry until new" loop become selections
+over it). Kernels are thread-safe (only the reservation is shared, and it is locked).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from common.errors import InvalidArgumentError
+from common.ops.random import distributions, libm
+from common.ops.random.philox import GuardedPhiloxRandom, PhiloxRandom
+from common.ops.registry import KernelConstruction, register_kernel, register_op
+
+_WORDS_PER_SAMPLE = 2048
+_U64 = np.uint64
+
+
+class WordStream:
+    """SimplePhilox over one reservation: words are read in order, in chunks."""
+
+    def __init__(self, gen: PhiloxRandom) -> None:
+        self._gen = gen
+        self._block = 0  # next Philox block to expand
+        self._words = np.empty(0, np.uint32)
+
+    def take(self, n: int) -> np.ndarray:
+        out = self.peek(n)
+        self._words = self._words[n:]
+        return out
+
+    def peek(self, n: int) -> np.ndarray:
+        while self._words.size < n:
+            blocks = max(64, -(-(n - self._words.size) // 4))
+            more = self._gen.blocks(blocks, self._block).reshape(-1)
+            self._block += blocks
+            self._words = np.concatenate([self._words, more])
+        return self._words[:n]
+
+    def rand64(self, n: int) -> np.ndarray:
+        w = self.take(2 * n).reshape(n, 2).astype(_U64)
+        return w[:, 0] | (w[:, 1] << _U64(32))
+
+    def rand_doubles(self, n: int) -> np.ndarray:
+        w = self.take(2 * n).reshape(n, 2)
+        return distributions._doubles_from_bits(w[:, 0], w[:, 1])
+
+
+def exact_uniform64(stream: WordStream, n_range: int, count: int) -> np.ndarray:
+    """`count` draws of TF's ExactUniformInt<uint64>(range): a power of two masks the
+    low bits, otherwise 64-bit values below 2**64 mod range are rejected."""
+    n = _U64(n_range)
+    if n_range & (n_range - 1) == 0:
+        return stream.rand64(count) & (n - _U64(1))
+    rem = _U64((((1 << 64) - 1) % n_range) + 1)
+    out = np.empty(0, _U64)
+    while out.size < count:
+        r = stream.rand64(count - out.size)  # rejection is rare: refill the shortfall
+        out = np.concatenate([out, r[r >= rem] % n])
+    return out
+
+
+class RangeSampler:
+    """A sampler over [0, range): draws in bulk and a probability per value."""
+
+    def __init__(self, range_max: int) -> None:
+        self.range = range_max
+
+    def sample(self, stream: WordStream, count: int) -> np.ndarray:
+        raise NotImplementedError
+
+    def probability(self, values: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+
+class UniformSampler(RangeSampler):
+    def sample(self, stream: WordStream, count: int) -> np.ndarray:
+        return exact_uniform64(stream, self.range, count).astype(np.int64)
+
+    def probability(self, values: np.ndarray) -> np.ndarray:
+        return np.full(values.shape, np.float32(1.0 / self.range), np.float32)
+
+
+class LogUniformSampler(RangeSampler):
+    def __init__(self, range_max: int) -> None:
+        super().__init__(range_max)
+        self.log_range = float(np.log1p(np.float64(range_max)))
+
+    def sample(self, stream: WordStream, count: int) -> np.ndarray:
+        u = stream.rand_doubles(count)
+        v = libm.exp(u * self.log_range).astype(np.int64) - 1
+        return v % self.range
+
+    def probability(self, values: np.ndarray) -> np.ndarray:
+        v = values.astype(np.float64)
+        return (libm.log((v + 2.0) / (v + 1.0)) / self.log_range).astype(np.float32)
+
+
+class AllSampler(RangeSampler):
+    """Every value once, each with expected count 1 (no random draws)."""
+
+
+def _sample_batch(
+    sampler: RangeSampler, stream: WordStream, unique: bool, num_sampled: int
+) -> tuple[np.ndarray, int]:
+    """TF's SampleBatchGetExpectedCountAvoid draws: (candidates, num_tries)."""
+    if not unique:
+        return sampler.sample(stream, num_sampled), num_sampled
+    drawn = np.empty(0, np.int64)
+    while True:
+        need = max(2 * num_sampled, 16)
+        drawn = np.concatenate([drawn, sampler.sample(stream, need)])
+        values, first = np.unique(drawn, return_index=True)
+        if values.size >= num_sampled:
+            order = np.sort(first)[:num_sampled]
+            return drawn[order], int(order[-1]) + 1
+
+
+def expected_count(p: np.ndarray, batch_size: int, num_tries: int) -> np.ndarray:
+    """TF's ExpectedCountHelper in float: p * batch, or 1 - (1 - p)**tries stably."""
+    if num_tries == batch_size:
+        return p * np.float32(batch_size)
+    return -libm.expm1(np.float32(num_tries) * libm.log1p(-p))
+
+
+def _check_true_classes(x: np.ndarray, num_true: int) -> None:
+    if x.ndim != 2:
+        raise InvalidArgumentError("true_classes must be a matrix")
+    if x.shape[1] != num_true:
+        raise InvalidArgumentError(
+            f"true_classes must have num_true columns, expected: {x.shape[1]} was: {num_true}"
+        )
+
+
+def _sampler_kernel(make: Callable[[KernelConstruction], RangeSampler]) -> Callable:
+    def factory(kc: KernelConstruction) -> Callable:
+        num_true, num_sampled = int(kc.attr("num_true")), int(kc.attr("num_sampled"))
+        unique = bool(kc.attr("unique"))
+        sampler = make(kc)
+        guarded = GuardedPhiloxRandom(int(kc.attrs.get("seed", 0)), int(kc.attrs.get("seed2", 0)))
+
+        def compute(ctx, inputs: list) -> list:
+            true = np.asarray(inputs[0], np.int64)
+            _check_true_classes(true, num_true)
+            if unique and num_sampled > sampler.range:
+                raise InvalidArgumentError("Sampler's range is too small.")
+            bad = (true < 0) | (true >= sampler.range)
+            if bad.any():
+                raise InvalidArgumentError(
+                    f"`true_candidate` out of range [0, {sampler.range}), received "
+                    f"{true.reshape(-1)[np.argmax(bad.reshape(-1))]}"
+                )
+            gen = guarded.reserve_samples32(_WORDS_PER_SAMPLE * num_sampled)
+            if isinstance(sampler, AllSampler):
+                ones = np.ones(num_sampled, np.float32)
+                return [
+                    np.arange(num_sampled, dtype=np.int64),
+                    np.ones(true.shape, np.float32),
+                    ones,
+                ]
+            sampled, tries = _sample_batch(sampler, WordStream(gen), unique, num_sampled)
+            return [
+                sampled,
+                expected_count(sampler.probability(true), num_sampled, tries),
+                expected_count(sampler.probability(sampled), num_sampled, tries),
+            ]
+
+        return compute
+
+    return factory
+
+
+def _accidental_hits(kc: KernelConstruction) -> Callable:
+    num_true = int(kc.attr("num_true"))
+
+    def compute(ctx, inputs: list) -> list:
+        true, sampled = np.asarray(inputs[0], np.int64), np.asarray(inputs[1], np.int64)
+        if true.ndim != 2 or true.shape[1] != num_true:
+            raise InvalidArgumentError("true_candidates must be a batch_size * num_true matrix")
+        if sampled.ndim != 1:
+            raise InvalidArgumentError(
+                "sampled_candidates must be a vector, which is typically an output from "
+                "CandidateSampler"
+            )
+        # A value sampled twice maps to its last position, as TF's map assignment does.
+        rev_values, rev_first = np.unique(sampled[::-1], return_index=True)
+        last_pos = sampled.size - 1 - rev_first
+        flat = true.reshape(-1)
+        if sampled.size == 0:
+            return [np.empty(0, np.int32), np.empty(0, np.int64), np.empty(0, np.float32)]
+        at = np.searchsorted(rev_values, flat)
+        hit = (at < rev_values.size) & (rev_values[np.minimum(at, rev_values.size - 1)] == flat)
+        rows = (np.arange(flat.size) // max(num_true, 1))[hit]
+        ids = last_pos[at[hit]]
+        weights = np.full(rows.size, -np.finfo(np.float32).max, np.float32)
+        return [rows.astype(np.int32), ids.astype(np.int64), weights]
+
+    return compute
+
+
+def _fixed_unigram(kc: KernelConstruction) -> RangeSampler:
+    from common.ops.unigram_sampler import FixedUnigramSampler
+
+    return FixedUnigramSampler.from_attrs(kc)  # type: ignore[return-value]
+
+
+_SAMPLER_ATTRS = [
+    "num_true: int >= 1",
+    "num_sampled: int >= 1",
+    "unique: bool",
+    "range_max: int >= 1",
+]
+_SEEDS = ["seed: int = 0", "seed2: int = 0"]
+_OUTPUTS = [
+    "sampled_candidates: int64",
+    "true_expected_count: float",
+    "sampled_expected_count: float",
+]
+
+
+def _register() -> None:
+    samplers: dict[str, Callable[[KernelConstruction], RangeSampler]] = {
+        "UniformCandidateSampler": lambda kc: UniformSampler(int(kc.attr("range_max"))),
+        "LogUniformCandidateSampler": lambda kc: LogUniformSampler(int(kc.attr("range_max"))),
+    }
+    for name, make in samplers.items():
+        register_op(
+            name, ["true_classes: int64"], _OUTPUTS, [*_SAMPLER_ATTRS, *_SEEDS], stateful=True
+        )
+        register_kernel(name)(_sampler_kernel(make))
+    register_op(
+        "FixedUnigramCandidateSampler",
+        ["true_classes: int64"],
+        _OUTPUTS,
+        [
+            *_SAMPLER_ATTRS,
+            "vocab_file: string = ''",
+            "distortion: float = 1",
+            "num_reserved_ids: int = 0",
+            "num_shards: int >= 1 = 1",
+            "shard: int >= 0 = 0",
+            "unigrams: list(float) = []",
+            *_SEEDS,
+        ],
+        stateful=True,
+    )
+    register_kernel("FixedUnigramCandidateSampler")(_sampler_kernel(_fixed_unigram))
+    register_op(
+        "AllCandidateSampler",
+        ["true_classes: int64"],
+        _OUTPUTS,
+        ["num_true: int >= 1", "num_sampled: int >= 1", "unique: bool", *_SEEDS],
+        stateful=True,
+    )
+    register_kernel("AllCandidateSampler")(
+        _sampler_kernel(lambda kc: AllSampler(int(kc.attr("num_sampled"))))
+    )
+    register_op(
+        "ComputeAccidentalHits",
+        ["true_classes: int64", "sampled_candidates: int64"],
+        ["indices: int32", "ids: int64", "weights: float"],
+        ["num_true: int", *_SEEDS],
+    )
+    register_kernel("ComputeAccidentalHits")(_accidental_hits)
+
+
+_register()
