@@ -95,3 +95,22 @@ def test_mlp_overhead_is_the_step_over_its_kernels():
     assert result["mlp_overhead_pct"] == 10.0
     assert parse_args(["--only", "mlp_overhead"]).only == [
         "mlp_overhead", "mlp_step_ms", "mlp_kernels_ms"]
+
+
+def test_cross_host_bench_prints_both_runtimes_figures():
+    from deploy import netns
+
+    reason = netns.available()
+    if reason is not None:
+        pytest.skip(f"multi-host test bed unavailable: {reason}")
+    out = subprocess.run([sys.executable, "-m", "bench.cross_host", "--rounds", "1", "--quick"],
+                         cwd=REPO, capture_output=True, text=True, timeout=300, check=False)
+    assert out.returncode == 0, out.stderr[-3000:]
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    keys = {"trivial_step_ms_cross_host", "transfer_GBps_64MB_cross_host"}
+    from bench import tf_runtime
+
+    if tf_runtime.available():
+        keys |= {f"{k}_{s}" for k in set(keys) for s in ("tf", "ratio")}
+    assert set(result) == keys
+    assert all(v > 0 for v in result.values())
