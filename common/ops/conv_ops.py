@@ -103,6 +103,28 @@ def windows(
     return w[:, :oh, :ow]
 
 
+def im2col(
+    x: np.ndarray,
+    ksize: tuple[int, int],
+    strides: tuple[int, int],
+    dilations: tuple[int, int],
+    padding: str,
+    explicit: Pads,
+) -> np.ndarray:
+    """The patches of an NHWC input as a C-contiguous [N, OH, OW, KH, KW, C] array: one
+    strided copy of the `windows` view with channels innermost, so that with the filter
+    reshaped to [KH*KW*C, O] a convolution is one GEMM (and its filter gradient another)."""
+    w = windows(x, ksize, strides, dilations, padding, explicit)
+    return np.ascontiguousarray(w.transpose(0, 1, 2, 4, 5, 3))
+
+
+def gemm(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a @ b for 2-D operands, a large one split by rows over the compute pool."""
+    from common.ops.math_ops import parallel_matmul
+
+    return parallel_matmul(a, b)
+
+
 # ---------------------------------------------------------------------------------------
 # Convolutions
 # ---------------------------------------------------------------------------------------
@@ -146,11 +168,14 @@ def _conv2d(kc: KernelConstruction) -> Callable:
             raise InvalidArgumentError(
                 f"output depth must be evenly divisible by number of groups: {cout} vs {groups}"
             )
-        w = p.windows(x, (kh, kw))
         with np.errstate(all="ignore"):
             if groups == 1:
-                y = np.tensordot(w, f, axes=([3, 4, 5], [2, 0, 1]))
+                cols = im2col(x, (kh, kw), p.strides, p.dilations, p.padding, p.explicit)
+                n, oh, ow = cols.shape[:3]
+                y = gemm(cols.reshape(n * oh * ow, kh * kw * c), f.reshape(kh * kw * c, cout))
+                y = y.reshape(n, oh, ow, cout)
             else:
+                w = p.windows(x, (kh, kw))
                 n, oh, ow = w.shape[:3]
                 wg = w.reshape(n, oh, ow, groups, fin, kh, kw)
                 fg = f.reshape(kh, kw, fin, groups, cout // groups)
@@ -219,8 +244,20 @@ def pool(
             y = s / count
     else:
         w = windows(xh, ksize, strides, (1, 1), padding, explicit, mu.lowest(xh.dtype))
-        y = w.max(axis=(-2, -1)) if w.size else w.sum(axis=(-2, -1))
+        y = tap_max(w) if w.size else w.sum(axis=(-2, -1))
     return mu.as_type(_from_nhwc(y, nchw), x.dtype)
+
+
+def tap_max(w: np.ndarray) -> np.ndarray:
+    """The max over the last two (window) axes of a `windows` view, one np.maximum per
+    kernel tap over whole [N, OH, OW, C] slices (a reduction over the view's small,
+    strided trailing axes is several times slower); NaN propagates as in `max`."""
+    y = w[..., 0, 0].copy()
+    for i in range(w.shape[-2]):
+        for j in range(w.shape[-1]):
+            if i or j:
+                np.maximum(y, w[..., i, j], out=y)
+    return y
 
 
 def _max_pool(kc: KernelConstruction) -> Callable:

@@ -22,7 +22,10 @@ from common.ops.conv_ops import (
     _pool_window,
     _spatial,
     _to_nhwc,
+    gemm,
+    im2col,
     output_size,
+    tap_max,
     windows,
 )
 from common.ops.registry import KernelConstruction, register_kernel, register_op
@@ -231,6 +234,19 @@ def col2im(
 ) -> np.ndarray:
     """Scatter-add per-window columns [N, OH, OW, KH, KW, C] back onto the input grid
     (the adjoint of `windows`); loops over kernel taps only."""
+    return col2im_taps(lambda i, j: cols[:, :, :, i, j], cols.dtype, in_nhwc, geo, k_hw)
+
+
+def col2im_taps(
+    tap: Callable[[int, int], np.ndarray],
+    dtype: np.dtype,
+    in_nhwc: tuple[int, int, int, int],
+    geo: _Geometry,
+    k_hw: tuple[int, int],
+) -> np.ndarray:
+    """`col2im` with the columns of kernel tap (i, j), [N, OH, OW, C], made on demand by
+    `tap(i, j)` (a contiguous GEMM result per tap adds faster than strided slices of one
+    [N, OH, OW, KH, KW, C] array)."""
     n, h, w, c = in_nhwc
     (oh, pt, pb), (ow, pl, pr) = geo.dims((h, w), k_hw)
     sh, sw = geo.strides
@@ -238,14 +254,14 @@ def col2im(
     eff_h, eff_w = (k_hw[0] - 1) * dh + 1, (k_hw[1] - 1) * dw + 1
     ph = max(h + pt + pb, (oh - 1) * sh + eff_h)
     pw = max(w + pl + pr, (ow - 1) * sw + eff_w)
-    out = np.zeros((n, ph, pw, c), cols.dtype)
+    out = np.zeros((n, ph, pw, c), dtype)
     if oh > 0 and ow > 0:
         for i in range(k_hw[0]):
             for j in range(k_hw[1]):
                 r0, c0 = i * dh, j * dw
-                out[:, r0 : r0 + (oh - 1) * sh + 1 : sh, c0 : c0 + (ow - 1) * sw + 1 : sw] += cols[
-                    :, :, :, i, j
-                ]
+                out[:, r0 : r0 + (oh - 1) * sh + 1 : sh, c0 : c0 + (ow - 1) * sw + 1 : sw] += tap(
+                    i, j
+                )
     return out[:, pt : pt + h, pl : pl + w]
 
 
@@ -279,6 +295,12 @@ def _conv_backprop_input(depthwise: bool) -> Callable[[KernelConstruction], Call
                             f"{c} vs {fin}"
                         )
                     g = c // fin
+                    if g == 1:  # per kernel tap, a GEMM [N*OH*OW, O] @ [O, C], added in
+                        d = dy.reshape(dy.shape[0] * oh * ow, cout)
+                        dx = col2im_taps(
+                            lambda i, j: gemm(d, f[i, j].T).reshape(dy.shape[:3] + (c,)),
+                            dy.dtype, sizes, geo, (kh, kw))
+                        return [mu.as_type(_from_nhwc(dx, geo.nchw), raw.dtype)]
                     dyg = dy.reshape(dy.shape[:3] + (g, cout // g))
                     fg = f.reshape(kh, kw, fin, g, cout // g)
                     cols = np.einsum("nhwgo,ijcgo->nhwijgc", dyg, fg, optimize=True)
@@ -309,7 +331,13 @@ def _conv_backprop_filter(depthwise: bool) -> Callable[[KernelConstruction], Cal
             cout = c * fo if depthwise else fo
             _check_backprop(dy, w.shape[:3] + (cout,), label)
             with np.errstate(all="ignore"):
-                if depthwise:
+                if not depthwise and fin == c:  # one GEMM: [KH*KW*C, N*OH*OW] @ [., O]
+                    cols = im2col(x, (kh, kw), geo.strides, geo.dilations, geo.padding,
+                                  geo.explicit)
+                    m = cols.shape[0] * cols.shape[1] * cols.shape[2]
+                    df = gemm(cols.reshape(m, kh * kw * c).T, dy.reshape(m, fo))
+                    df = df.reshape(kh, kw, c, fo)
+                elif depthwise:
                     dyg = dy.reshape(dy.shape[:3] + (c, fo))
                     df = np.einsum("nhwcij,nhwcm->ijcm", w, dyg, optimize=True)
                 else:
@@ -353,7 +381,37 @@ def _argmax_positions(x: np.ndarray, geo: _Geometry, ksize: tuple[int, int]):
     return rows, cols, (n, ph, pw, c), (pt, pl)
 
 
+def _max_pool_grad_taps(x, g, geo: _Geometry, ksize) -> np.ndarray | None:
+    """MaxPoolGrad as one pass per kernel tap (row-major): each window's gradient goes to
+    the first tap equal to the window's max, TF's argmax choice. None when `x` has NaNs
+    (where `==` cannot find the max; the argmax path handles them)."""
+    if x.dtype.kind == "c" or (x.dtype.kind == "f" and np.isnan(x).any()):
+        return None
+    w = windows(x, ksize, geo.strides, (1, 1), geo.padding, geo.explicit, mu.lowest(x.dtype))
+    if not w.size:
+        return None
+    (oh, pt, pb), (ow, pl, pr) = geo.dims(x.shape[1:3], ksize)
+    _check_backprop(g, w.shape[:3] + (x.shape[3],), "MaxPoolGrad")
+    y = tap_max(w)
+    sh, sw = geo.strides
+    ph = max(x.shape[1] + pt + pb, (oh - 1) * sh + ksize[0])
+    pw = max(x.shape[2] + pl + pr, (ow - 1) * sw + ksize[1])
+    dx = np.zeros((x.shape[0], ph, pw, x.shape[3]), g.dtype)
+    open_ = np.ones(y.shape, bool)  # windows whose max no earlier tap took
+    zero = np.zeros((), g.dtype)
+    for i in range(ksize[0]):
+        for j in range(ksize[1]):
+            hit = open_ & (w[..., i, j] == y)
+            dx[:, i : i + (oh - 1) * sh + 1 : sh, j : j + (ow - 1) * sw + 1 : sw] += np.where(
+                hit, g, zero)
+            open_ &= ~hit
+    return dx[:, pt : pt + x.shape[1], pl : pl + x.shape[2]]
+
+
 def _max_pool_grad_nhwc(x, g, geo: _Geometry, ksize) -> np.ndarray:
+    fast = _max_pool_grad_taps(x, g, geo, ksize)
+    if fast is not None:
+        return fast
     rows, cols, padded, (pt, pl) = _argmax_positions(x, geo, ksize)
     n, ph, pw, c = padded
     _check_backprop(g, rows.shape[:3] + (c,), "MaxPoolGrad")

@@ -293,7 +293,7 @@ def _matmul(kc: KernelConstruction) -> Callable:
         if am.shape[1] != bm.shape[0]:
             raise _size_incompatible(a, b)
         with np.errstate(all="ignore"):
-            return [mu.as_type(_parallel_matmul(mu.upcast(am), mu.upcast(bm)), out)]
+            return [mu.as_type(parallel_matmul(mu.upcast(am), mu.upcast(bm)), out)]
 
     return compute
 
@@ -303,7 +303,7 @@ def _matmul(kc: KernelConstruction) -> Callable:
 _PARALLEL_MATMUL_FLOPS = 1 << 24
 
 
-def _parallel_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def parallel_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """a @ b, row blocks on the compute pool (numpy releases the GIL). The caller runs
     the first block and then any block no pool thread has started (so a kernel already
     on the pool never waits for a queued block: no deadlock)."""
