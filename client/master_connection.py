@@ -2,8 +2,10 @@
 
 `MasterConnection("host:port").call("RunStep", request, timeout_s)` returns the response
 message or raises the OpError with TensorFlow's code, naming the master. The first call
-goes over gRPC and waits for the master to come up, as TensorFlow's client does; later
-calls fail at once with UnavailableError naming the master if it has gone away. After
+goes over gRPC and waits for the master to come up, as TensorFlow's client does, but for
+at most `connect_timeout_s` (default CONNECT_TIMEOUT_S): a wrong host or port is an
+UnavailableError naming the target, never an endless wait. Later calls fail at once
+with UnavailableError naming the master if it has gone away. After
 the first call the connection asks the master for its local endpoint (worker.local_rpc) and, when
 the master runs on this host, sends every later call over the master's Unix socket:
 the same messages, without grpcio's thread hand-offs (about 0.4 ms of a ~1 ms step
@@ -19,16 +21,23 @@ from typing import Any
 
 import grpc
 
+from common.errors import UnavailableError
 from protos.service_paths import GRPC_OPTIONS, MASTER_METHODS, master_stub
 from worker import local_rpc
 from worker.rpc_status import from_rpc_error
+
+# How long the first call waits for the master to accept a connection.
+CONNECT_TIMEOUT_S = 30.0
 
 
 class MasterConnection:
     """MasterService calls to the master at `address` (host:port)."""
 
-    def __init__(self, address: str, local: bool = True) -> None:
+    def __init__(
+        self, address: str, local: bool = True, connect_timeout_s: float | None = None
+    ) -> None:
         self.address = address
+        self.connect_timeout_s = connect_timeout_s or CONNECT_TIMEOUT_S
         self.peer = f"grpc://{address}"
         self.channel = grpc.insecure_channel(address, options=GRPC_OPTIONS)
         self.stub = master_stub(self.channel)
@@ -50,6 +59,8 @@ class MasterConnection:
                 return local.call(method, request, timeout_s)
             except ConnectionError:
                 self._drop_local(local)
+        if not self._reached:
+            self._wait_connected(method, timeout_s)
         try:
             response = getattr(self.stub, method)(
                 request, timeout=timeout_s, wait_for_ready=not self._reached
@@ -60,6 +71,18 @@ class MasterConnection:
         if self._want_local:
             self._find_local()
         return response
+
+    def _wait_connected(self, method: str, timeout_s: float | None) -> None:
+        """Wait (bounded) until the channel connects; UnavailableError naming the target."""
+        wait = self.connect_timeout_s
+        if timeout_s is not None:
+            wait = min(wait, timeout_s)
+        try:
+            grpc.channel_ready_future(self.channel).result(timeout=wait)
+        except grpc.FutureTimeoutError:
+            raise UnavailableError(
+                f"{self.peer} is unavailable ({method}): no master answered within {wait:g} s"
+            ) from None
 
     def close(self) -> None:
         with self._lock:

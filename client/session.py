@@ -494,6 +494,13 @@ class _LocalRunner:
         self.session.close()
 
 
+# Deadline of MasterService calls other than steps, when operation_timeout_in_ms is unset.
+CONTROL_TIMEOUT_MS = 120_000
+# How long past a step's own deadline the client waits for the master's answer.
+STEP_ANSWER_GRACE_MS = 10_000
+_STEP_METHODS = frozenset({"RunStep", "RunCallable"})
+
+
 class _GrpcRunner:
     """A MasterService client that behaves like TF's GrpcSession."""
 
@@ -502,11 +509,19 @@ class _GrpcRunner:
 
         self.target = target
         self.config = config
-        self.connection = MasterConnection(target[len("grpc://") :])
+        op_ms = getattr(config, "operation_timeout_in_ms", 0) if config is not None else 0
+        # Every call but a step is bounded: operation_timeout_in_ms, else CONTROL_TIMEOUT_MS
+        # (the wait for the master to answer at all is bounded by the connection).
+        self.control_timeout_ms = op_ms if op_ms > 0 else CONTROL_TIMEOUT_MS
+        self.connection = MasterConnection(
+            target[len("grpc://") :], connect_timeout_s=op_ms / 1000.0 if op_ms > 0 else None
+        )
         self.handle = ""
         self.graph_version = 0
 
     def _call(self, method: str, request: Any, timeout_ms: int = 0) -> Any:
+        if not timeout_ms and method not in _STEP_METHODS:
+            timeout_ms = self.control_timeout_ms
         return self.connection.call(method, request, timeout_ms / 1000.0 if timeout_ms else None)
 
     def extend(self, graph_def: Any) -> None:
@@ -589,7 +604,9 @@ class _GrpcRunner:
         for name, value in feeds:
             nt = req.feed.add(name=name)
             nt.tensor.CopyFrom(_tensor.as_proto_tensor_content(value))
-        resp = self._call("RunStep", req)
+        # The master ends a step at its deadline; the call waits a little longer for that
+        # answer. A step without one is bounded by the master's --step-timeout.
+        resp = self._call("RunStep", req, timeout_ms + STEP_ANSWER_GRACE_MS if timeout_ms else 0)
         if resp.status_code:
             msg = resp.status_error_message
             raise _errors.from_code(resp.status_code, msg)
