@@ -329,6 +329,7 @@ from client.ops.math_ops import (  # noqa: E402, F401
     unsorted_segment_prod,
     unsorted_segment_sum,
 )
+from client.ops.rnn import reverse_sequence  # noqa: E402, F401
 from client.ops.state_ops import (  # noqa: E402, F401
     assign,
     assign_add,
@@ -341,6 +342,7 @@ from client.ops.state_ops import (  # noqa: E402, F401
     scatter_sub,
     scatter_update,
 )
+from client.ops.tensor_array_ops import TensorArray  # noqa: E402, F401
 from protos.attr_value_pb2 import AttrValue, NameAttrList  # noqa: E402, F401
 from protos.graph_pb2 import GraphDef  # noqa: E402, F401
 from protos.node_def_pb2 import NodeDef  # noqa: E402, F401

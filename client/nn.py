@@ -1,5 +1,6 @@
 """Client API: tf.nn."""
 
+from client.ops import rnn_cell_impl as rnn_cell  # noqa: E402, F401
 from client.ops.array_ops import space_to_batch  # noqa: F401
 from client.ops.embedding_ops import embedding_lookup  # noqa: F401
 from client.ops.nn_ops import (  # noqa: F401
@@ -26,4 +27,10 @@ from client.ops.nn_ops import (  # noqa: F401
     softplus,
     sparse_softmax_cross_entropy_with_logits,
     tanh,
+)
+from client.ops.rnn import (  # noqa: E402, F401
+    bidirectional_dynamic_rnn,
+    dynamic_rnn,
+    static_bidirectional_rnn,
+    static_rnn,
 )

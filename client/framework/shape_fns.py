@@ -91,6 +91,8 @@ def _in(op: Any, i: int = 0) -> TensorShape:
 
 # -- elementwise ----------------------------------------------------------------------------
 UNARY = [
+    "ReverseSequence",
+    "ReverseV2",
     "Identity",
     "StopGradient",
     "Neg",

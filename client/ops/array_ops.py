@@ -121,7 +121,7 @@ def unstack(value: Any, num: int | None = None, axis: int = 0, name: str = "unst
 
 
 def split(
-    value: Any, num_or_size_splits: Any, axis: int = 0, num: int | None = None, name: str = "split"
+    value: Any, num_or_size_splits: Any, axis: Any = 0, num: int | None = None, name: str = "split"
 ) -> Any:
     if isinstance(num_or_size_splits, int):
         return apply_op(

@@ -562,12 +562,25 @@ def while_loop(
 def _build_loop(
     cond: Any, body: Any, loop_vars: Any, parallel_iterations: int, back_prop: bool, unpack: bool
 ) -> Any:
-    flat_vars = [
-        convert_to_tensor(v)
-        if not hasattr(v, "_as_graph_element") or isinstance(v, _ops.Tensor)
-        else v.value()
-        for v in _flatten(loop_vars)
-    ]
+    from client.ops.tensor_array_ops import TensorArray
+
+    # A TensorArray loop variable travels as its flow (TF's _convert_tensorarray_to_flow)
+    # and is rebuilt around the flow inside and after the loop.
+    arrays = [v if isinstance(v, TensorArray) else None for v in _flatten(loop_vars)]
+
+    def as_tensor(v: Any) -> Any:
+        if isinstance(v, TensorArray):
+            return v.flow
+        if not hasattr(v, "_as_graph_element") or isinstance(v, _ops.Tensor):
+            return convert_to_tensor(v)
+        return v.value()
+
+    def repack(tensors: list[Any]) -> Any:
+        return _pack_as(
+            loop_vars, [t if ta is None else ta._like(t) for ta, t in zip(arrays, tensors)]
+        )
+
+    flat_vars = [as_tensor(v) for v in _flatten(loop_vars)]
     ctx = WhileContext(parallel_iterations, back_prop)
     ctx.Enter()
     try:
@@ -588,23 +601,18 @@ def _build_loop(
         # Loop variables change per iteration: the Merge output shape is what the
         # Enter and NextIteration agree on (TF's shape invariants default).
         ctx.pivot_for_pred = merge_vars[0]
-        packed = _pack_as(loop_vars, merge_vars)
+        packed = repack(merge_vars)
         c = cond(*packed) if unpack else cond(packed)
         c = convert_to_tensor(c)
         ctx.pivot = apply_op("LoopCond", [c], {}, "LoopCond").outputs[0]
         switch_vars = [switch(m, ctx.pivot) for m in merge_vars]
         body_vars = [array_ops.identity(s[1]) for s in switch_vars]
         ctx.pivot_for_body = body_vars[0]
-        packed_body = _pack_as(loop_vars, body_vars)
+        packed_body = repack(body_vars)
         result = body(*packed_body) if unpack else body(packed_body)
         if unpack and not isinstance(result, (list, builtins.tuple)):
             result = [result]
-        flat_result = [
-            convert_to_tensor(r)
-            if not hasattr(r, "_as_graph_element") or isinstance(r, _ops.Tensor)
-            else r.value()
-            for r in _flatten(result)
-        ]
+        flat_result = [as_tensor(r) for r in _flatten(result)]
         if len(flat_result) != len(merge_vars):
             raise ValueError(
                 "The two structures don't have the same number of elements. "
@@ -630,7 +638,7 @@ def _build_loop(
         op._set_control_flow_context(ctx)
         exit_vars.append(op.outputs[0])
     ctx.loop_exits = exit_vars
-    return _pack_as(loop_vars, exit_vars)
+    return repack(exit_vars)
 
 
 def _common_shape(a: Any, b: Any) -> Any:

@@ -33,7 +33,12 @@ def _unary(op_type: str):
     return fn
 
 
-add = _binary("AddV2")
+def add(x: Any, y: Any, name: str | None = None) -> Any:
+    """tf.add: AddV2 under the name "Add", as TF's math_ops.add names it."""
+    with _ops.name_scope(name, "Add", [x, y]) as scope:
+        return _out(apply_op("AddV2", [x, y], {}, scope))
+
+
 subtract = _binary("Sub")
 multiply = _binary("Mul")
 realdiv = _binary("RealDiv")
@@ -295,8 +300,13 @@ def range(
         else:
             dt = dtypes.int32
         start, limit, delta = (
-            cast(convert_to_tensor(x, dtype=dt if not isinstance(x, _ops.Tensor) else None), dt)
-            for x in (start, limit, delta)
+            cast(
+                convert_to_tensor(
+                    x, dtype=dt if not isinstance(x, _ops.Tensor) else None, name=arg
+                ),
+                dt,
+            )
+            for x, arg in ((start, "start"), (limit, "limit"), (delta, "delta"))
         )
         return _out(apply_op("Range", [start, limit, delta], {}, scope))
 

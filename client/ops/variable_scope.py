@@ -31,13 +31,22 @@ class VariableScope:
     """The current variable-scope name, reuse mode and default initializer/dtype."""
 
     def __init__(
-        self, reuse: Any, name: str = "", initializer: Any = None, dtype: Any = dtypes.float32
+        self,
+        reuse: Any,
+        name: str = "",
+        initializer: Any = None,
+        dtype: Any = dtypes.float32,
+        regularizer: Any = None,
     ) -> None:
         self.name = name
         self.reuse = reuse
         self.initializer = initializer
+        self.regularizer = regularizer
         self.dtype = dtypes.as_dtype(dtype)
         self.original_name_scope = name + "/" if name else ""
+
+    def set_regularizer(self, regularizer: Any) -> None:
+        self.regularizer = regularizer
 
     def reuse_variables(self) -> None:
         self.reuse = True
@@ -53,6 +62,7 @@ class VariableScope:
         initializer: Any = None,
         trainable: Any = None,
         collections: Any = None,
+        regularizer: Any = None,
         **kwargs: Any,
     ) -> Any:
         full_name = f"{self.name}/{name}" if self.name else name
@@ -89,6 +99,14 @@ class VariableScope:
             collections,
         )
         store[full_name] = v
+        regularizer = regularizer or self.regularizer
+        if regularizer is not None:
+            # TF's _VariableStore: the loss goes in "<variable>/Regularizer/".
+            g = _ops.get_default_graph()
+            with g.name_scope(None), g.name_scope(full_name + "/Regularizer/"):
+                loss = regularizer(v)
+            if loss is not None:
+                g.add_to_collection(_ops.GraphKeys.REGULARIZATION_LOSSES, loss)
         return v
 
 
@@ -151,7 +169,7 @@ def get_variable(
 ) -> Any:
     """tf.compat.v1.get_variable: "<variable scope>/<name>", created or reused."""
     return get_variable_scope().get_variable(
-        name, shape, dtype, initializer, trainable, collections
+        name, shape, dtype, initializer, trainable, collections, regularizer
     )
 
 
@@ -170,39 +188,61 @@ def variable_scope(
     default_name: str | None = None,
     values: Any = None,
     initializer: Any = None,
+    regularizer: Any = None,
     reuse: Any = None,
     dtype: Any = None,
+    auxiliary_name_scope: bool = True,
     **kwargs: Any,
 ) -> Iterator[VariableScope]:
-    """tf.compat.v1.variable_scope: reuse is inherited (True and AUTO_REUSE stay on)."""
+    """tf.compat.v1.variable_scope: reuse is inherited (True and AUTO_REUSE stay on).
+    Entering a VariableScope object opens the name scope of its last component under the
+    current one, as TF does; auxiliary_name_scope=False opens none."""
     if name_or_scope is None and default_name is None:
         raise TypeError("If default_name is None then name_or_scope is required")
     g = _ops.get_default_graph()
     stack = _scope_stack(g)
     outer = stack[-1]
     if isinstance(name_or_scope, VariableScope):
-        full, name_scope = name_or_scope.name, name_or_scope.original_name_scope
+        full, name_scope = name_or_scope.name, name_or_scope.name.rsplit("/", 1)[-1]
+        reuse = reuse or name_or_scope.reuse
+        base = name_or_scope
     else:
         if name_or_scope is None:
             assert default_name is not None  # the TypeError above
-            base = f"{outer.name}/{default_name}" if outer.name else default_name
-            full = _unique_scope_name(g, base)
+            prefix = f"{outer.name}/{default_name}" if outer.name else default_name
+            full = _unique_scope_name(g, prefix)
             short = full.rsplit("/", 1)[-1]
         else:
             short = name_or_scope
             full = f"{outer.name}/{short}" if outer.name else short
             _unique_scope_name(g, full)
         name_scope = short
-    if not reuse:
-        reuse = outer.reuse or reuse
+        base = outer
+        if not reuse:
+            reuse = outer.reuse or reuse
     scope = VariableScope(
         reuse,
         full,
-        initializer if initializer is not None else outer.initializer,
-        dtype if dtype is not None else outer.dtype,
+        initializer if initializer is not None else base.initializer,
+        dtype if dtype is not None else base.dtype,
+        regularizer if regularizer is not None else base.regularizer,
     )
+    if not auxiliary_name_scope or (not name_scope and isinstance(name_or_scope, VariableScope)):
+        scope.original_name_scope = (
+            name_or_scope.original_name_scope
+            if isinstance(name_or_scope, VariableScope)
+            else (g.get_name_scope() + "/" if g.get_name_scope() else "")
+        )
+        stack.append(scope)
+        try:
+            yield scope
+        finally:
+            stack.pop()
+        return
     with _ops.name_scope(name_scope) as ns:
-        scope.original_name_scope = ns
+        scope.original_name_scope = (
+            name_or_scope.original_name_scope if isinstance(name_or_scope, VariableScope) else ns
+        )
         stack.append(scope)
         try:
             yield scope

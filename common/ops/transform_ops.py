@@ -8,6 +8,8 @@ Pure kernels: safe from any thread.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from common import memory
@@ -187,6 +189,46 @@ def _reverse_v2(k: KernelConstruction, x: np.ndarray, axis: np.ndarray) -> np.nd
             raise InvalidArgumentError(f"axis {a} specified more than once.")
         seen.add(a)
     return np.array(np.flip(x, tuple(sorted(seen)))) if seen else np.array(x)
+
+
+register_op(
+    "ReverseSequence",
+    inputs=["input: T", "seq_lengths: Tlen"],
+    outputs=["output: T"],
+    attrs=["seq_dim: int", "batch_dim: int = 0", "T: type", "Tlen: {int32, int64} = DT_INT64"],
+)
+
+
+@one_output_kernel("ReverseSequence")
+def _reverse_sequence(k: KernelConstruction, x: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Reverses x[b, :lengths[b]] along seq_dim for each b along batch_dim."""
+    seq_dim, batch_dim = int(k.attr("seq_dim")), int(k.attr("batch_dim"))
+    rank = np.ndim(x)
+    if seq_dim == batch_dim:
+        raise InvalidArgumentError(f"batch_dim == seq_dim == {seq_dim}")
+    if not 0 <= seq_dim < rank:
+        raise InvalidArgumentError(f"seq_dim must be < input rank ( {seq_dim} vs. {rank})")
+    if not 0 <= batch_dim < rank:
+        raise InvalidArgumentError(f"batch_dim must be < input rank ( {batch_dim} vs. {rank})")
+    lens = np.asarray(lengths).reshape(-1)
+    if np.ndim(lengths) != 1 or lens.size != x.shape[batch_dim]:
+        raise InvalidArgumentError(
+            f"Length of seq_lengths != input.dims({batch_dim}), ({lens.size} vs. "
+            f"{x.shape[batch_dim]})"
+        )
+    out = np.array(x)
+    for b, n in enumerate(lens.tolist()):
+        if n < 0:
+            raise InvalidArgumentError(f"seq_lengths({b}) < 0")
+        if n > x.shape[seq_dim]:
+            raise InvalidArgumentError(f"seq_lengths({b}) > input.dims({seq_dim})")
+        index: list[Any] = [slice(None)] * rank
+        index[batch_dim] = b
+        index[seq_dim] = slice(0, n)
+        src = x[tuple(index)]
+        seq_axis = seq_dim - (1 if batch_dim < seq_dim else 0)
+        out[tuple(index)] = np.flip(src, seq_axis)
+    return out
 
 
 @one_output_kernel("Reverse")

@@ -11,6 +11,7 @@ from client.ops.gradients import (  # noqa: F401  (imported for their registrati
     control_flow_grad,
     math_grad,
     nn_grad,
+    tensor_array_grad,
 )
 
 for _t in (

@@ -308,3 +308,13 @@ def _broadcast_to_grad(op: Any, grad: Any) -> Any:
 @RegisterGradient("ReverseV2")
 def _reverse_grad(op: Any, grad: Any) -> Any:
     return array_ops.reverse(grad, op.inputs[1]), None
+
+
+@RegisterGradient("ReverseSequence")
+def _reverse_sequence_grad(op: Any, grad: Any) -> Any:
+    from client.ops.rnn import reverse_sequence
+
+    return [
+        reverse_sequence(grad, op.inputs[1], op.get_attr("seq_dim"), op.get_attr("batch_dim")),
+        None,
+    ]
