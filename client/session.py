@@ -482,12 +482,21 @@ class _LocalRunner:
         self.session.extend(graph_def)
 
     def run(
-        self, feeds: list[tuple[str, Any]], fetches: list[str], targets: list[str], timeout_ms: int,
-        options: Any = None, run_metadata: Any = None,
+        self,
+        feeds: list[tuple[str, Any]],
+        fetches: list[str],
+        targets: list[str],
+        timeout_ms: int,
+        options: Any = None,
+        run_metadata: Any = None,
     ) -> list[Any]:
         return self.session.run(
-            fetches, dict(feeds), targets, timeout_s=timeout_ms / 1000.0 if timeout_ms else None,
-            run_options=options, run_metadata=run_metadata,
+            fetches,
+            dict(feeds),
+            targets,
+            timeout_s=timeout_ms / 1000.0 if timeout_ms else None,
+            run_options=options,
+            run_metadata=run_metadata,
         )
 
     def close(self) -> None:

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from client.framework import ops as _ops
 from client.summary import summary_iterator  # noqa: F401
+from client.training.adadelta import AdadeltaOptimizer  # noqa: F401
 from client.training.adagrad import AdagradOptimizer  # noqa: F401
+from client.training.adagrad_da import AdagradDAOptimizer  # noqa: F401
 from client.training.adam import AdamOptimizer  # noqa: F401
 from client.training.checkpoint_management import (  # noqa: F401
     checkpoint_exists,
@@ -16,9 +18,15 @@ from client.training.checkpoint_management import (  # noqa: F401
     latest_checkpoint,
     update_checkpoint_state,
 )
+from client.training.ftrl import FtrlOptimizer  # noqa: F401
 from client.training.gradient_descent import GradientDescentOptimizer  # noqa: F401
 from client.training.momentum import MomentumOptimizer  # noqa: F401
 from client.training.optimizer import Optimizer  # noqa: F401
+from client.training.proximal import (  # noqa: F401
+    ProximalAdagradOptimizer,
+    ProximalGradientDescentOptimizer,
+)
+from client.training.rmsprop import RMSPropOptimizer  # noqa: F401
 from client.training.saver import (  # noqa: F401
     Saver,
     SaverDef,

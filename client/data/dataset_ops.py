@@ -152,7 +152,6 @@ class Dataset(structure.HasElementSpec):
         self._variant_tensor = variant_tensor
         self._element_spec = element_spec
 
-
     @property
     def _flat_structure(self) -> dict[str, Any]:
         return _spec_attrs(self._element_spec)

@@ -45,7 +45,6 @@ class Iterator(structure.HasElementSpec):
             )
         return self._initializer
 
-
     def get_next(self, name: str | None = None) -> Any:
         """The next element's structure of tensors (IteratorGetNext)."""
         specs = structure.flatten(self._element_spec)

@@ -320,8 +320,10 @@ def create_op(
         for c in g._colocation_stack:
             groups.extend(x for x in c.colocation_groups() if x not in groups)
         op._attrs["_class"] = _attr_value.to_proto(sorted(groups), "list(string)")
-        if g._colocation_stack[-1].device:
-            op._set_device(g._colocation_stack[-1].device)
+        # TF's rule: the innermost colocation op that has a device gives its device.
+        placed = next((c.device for c in reversed(g._colocation_stack) if c.device), "")
+        if placed:
+            op._set_device(placed)
     ctx = g._get_control_flow_context()
     g._add_op(op)
     try:

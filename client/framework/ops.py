@@ -478,6 +478,19 @@ class Graph:
     # -- colocation -----------------------------------------------------------------------
     @contextlib.contextmanager
     def colocate_with(self, op: Any, ignore_existing: bool = False) -> Iterator[None]:
+        # As TF's: colocation is stronger than device scopes, so the device stack is
+        # empty inside (an op colocated with a ps variable does not take the worker
+        # device of an enclosing tf.device); it comes back on exit.
+        saved_devices = self._device_stack
+        self._device_stack = []
+        try:
+            with self._colocation_scope(op, ignore_existing):
+                yield
+        finally:
+            self._device_stack = saved_devices
+
+    @contextlib.contextmanager
+    def _colocation_scope(self, op: Any, ignore_existing: bool) -> Iterator[None]:
         if op is None:
             saved = self._colocation_stack
             self._colocation_stack = []

@@ -31,7 +31,9 @@ def no_op(name: str | None = None) -> Any:
 
 
 def group(*inputs: Any, name: str | None = None) -> Any:
-    """A NoOp depending on all inputs (TF groups per device; one NoOp here)."""
+    """A NoOp depending on all inputs, grouped per device as TF's: inputs on one device
+    get a NoOp on that device; inputs on several get one NoOp per device (sorted) and the
+    returned NoOp depends on those."""
     flat: list[Any] = []
     for x in inputs:
         flat.extend(_flatten(x))
@@ -44,8 +46,22 @@ def group(*inputs: Any, name: str | None = None) -> Any:
             else x.op
             for x in flat
         ]
-        with _ops.control_dependencies(ops):
+        if not ops:
             return no_op(name=scope)
+        on_device: dict[str, list[Any]] = {}
+        for op in ops:
+            on_device.setdefault(op.device, []).append(op)
+        if len(on_device) == 1:
+            ((dev, deps),) = on_device.items()
+            return _group_on_device(dev, deps, scope)
+        per_device = [_group_on_device(d, on_device[d], None) for d in sorted(on_device)]
+        with _ops.control_dependencies(per_device):
+            return no_op(name=scope)
+
+
+def _group_on_device(device: str, deps: list[Any], name: str | None) -> Any:
+    with _ops.control_dependencies(deps), _ops.device(device):
+        return no_op(name=name)
 
 
 def tuple(tensors: Any, name: str | None = None, control_inputs: Any = None) -> list[Any]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from client.framework import ops as _ops
+from client.framework.op_builder import convert_to_tensor
 from client.ops import array_ops
 
 
@@ -30,6 +31,7 @@ def embedding_lookup(
     if max_norm is not None:
         raise NotImplementedError("embedding_lookup with max_norm")
     with _ops.name_scope(name, "embedding_lookup", [ids]) as scope:
+        ids = convert_to_tensor(ids, name="ids")
         with _ops.colocate_with(params):
             result = array_ops.gather(params, ids, name=scope)
         return array_ops.identity(result)

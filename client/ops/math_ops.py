@@ -141,7 +141,7 @@ def cast(x: Any, dtype: Any, name: str | None = None) -> Any:
     if isinstance(x, _ops.Tensor) and x.dtype.base_dtype == dtype:
         return x
     with _ops.name_scope(name, "Cast", [x]) as scope:
-        x = convert_to_tensor(x)
+        x = convert_to_tensor(x, name="x")
         if x.dtype.base_dtype == dtype:
             return x
         return _out(apply_op("Cast", [x], {"DstT": dtype, "Truncate": False}, scope))

@@ -94,7 +94,7 @@ class VariableScope:
             full_name,
             shape,
             dtypes.as_dtype(dtype or self.dtype),
-            initializer or self.initializer,
+            initializer if initializer is not None else self.initializer,
             trainable,
             collections,
         )

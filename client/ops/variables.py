@@ -82,19 +82,20 @@ class Variable:
                 if shape is not None
                 else (init.shape if validate_shape else TensorShape(None))
             )
-            with g.colocate_with(None):
-                handle_op = apply_op(
-                    "VarHandleOp",
-                    [],
-                    {
-                        "dtype": self._dtype,
-                        "shape": self._shape.as_tuple(),
-                        "shared_name": handle_name,
-                        "container": "",
-                        "allowed_devices": [],
-                    },
-                    name=handle_name + "/",
-                )
+            # No colocation reset: a slot made under colocate_with(primary) gets the
+            # primary's device and "loc:@primary" group, as TF's slot variables do.
+            handle_op = apply_op(
+                "VarHandleOp",
+                [],
+                {
+                    "dtype": self._dtype,
+                    "shape": self._shape.as_tuple(),
+                    "shared_name": handle_name,
+                    "container": "",
+                    "allowed_devices": [],
+                },
+                name=handle_name + "/",
+            )
             self._handle = handle_op.outputs[0]
             self._handle._handle_shape = self._shape
             self._handle._handle_dtype = self._dtype

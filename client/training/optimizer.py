@@ -11,12 +11,13 @@ optimizers do: only the touched rows travel to the variable and change."""
 from __future__ import annotations
 
 import abc
+import contextlib
 from typing import Any
 
 from client.framework import dtypes
 from client.framework import ops as _ops
 from client.framework.indexed_slices import IndexedSlices, convert_to_tensor_or_indexed_slices
-from client.framework.op_builder import apply_op, convert_to_tensor
+from client.framework.op_builder import apply_op, constant, convert_to_tensor
 from client.gradients import gradients
 from client.ops import array_ops, control_flow_ops
 from client.ops.variables import Variable, trainable_variables
@@ -154,6 +155,22 @@ class Optimizer(abc.ABC):
                     name=f"{var.op.name}/{op_name}",
                     trainable=False,
                 )
+        return slots[var]
+
+    def _constant_slot(
+        self, var: Variable, slot_name: str, op_name: str, value: float, colocate: bool = True
+    ) -> Variable:
+        """A slot initialized from a Const of `value` in var's shape, made (as TF's
+        `constant_op.constant(...)` + `_get_or_make_slot`) in the root scope, colocated
+        with `var` when `colocate`."""
+        slots = self._slots.setdefault(slot_name, {})
+        if var not in slots:
+            g = var.graph
+            with g.name_scope(None):
+                with g.colocate_with(var.op) if colocate else contextlib.nullcontext():
+                    val = constant(value, dtype=var.dtype, shape=var.shape.as_list())
+                with g.colocate_with(var.op):
+                    slots[var] = Variable(val, name=f"{var.op.name}/{op_name}", trainable=False)
         return slots[var]
 
     def get_slot(self, var: Variable, name: str) -> Variable | None:

@@ -39,8 +39,6 @@ def get_or_create_global_step(graph: _ops.Graph | None = None) -> Any:
     return get_global_step(graph) or create_global_step(graph)
 
 
-
-
 def global_step(sess: Any, global_step_tensor: Any) -> int:
     """tf.train.global_step: the value of `global_step_tensor` as a Python int."""
     return int(sess.run(global_step_tensor))

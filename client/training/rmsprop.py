@@ -1,0 +1,60 @@
+"""Client, training: tf.train.RMSPropOptimizer (ResourceApplyRMSProp, or
+ResourceApplyCenteredRMSProp when centered, and their sparse forms)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from client.framework.op_builder import apply_op
+from client.ops import math_ops
+from client.ops.variables import Variable
+from client.training.optimizer import Optimizer, as_tensor
+
+
+class RMSPropOptimizer(Optimizer):
+    def __init__(
+        self,
+        learning_rate: Any,
+        decay: Any = 0.9,
+        momentum: Any = 0.0,
+        epsilon: Any = 1e-10,
+        use_locking: bool = False,
+        centered: bool = False,
+        name: str = "RMSProp",
+    ) -> None:
+        super().__init__(use_locking, name)
+        self._learning_rate, self._decay = learning_rate, decay
+        self._momentum, self._epsilon, self._centered = momentum, epsilon, centered
+
+    def _create_slots(self, var_list: list[Variable]) -> None:
+        # TF's order, which numbers the slot variables: rms, (mg), momentum.
+        for v in var_list:
+            self._zeros_slot(v, "rms", self._name, fill_value=1.0)
+            if self._centered:
+                self._zeros_slot(v, "mg", self._name + "_1")
+            self._zeros_slot(v, "momentum", self._name + ("_2" if self._centered else "_1"))
+
+    def _prepare(self) -> None:
+        self._lr_t = as_tensor(self._learning_rate, "learning_rate")
+        self._decay_t = as_tensor(self._decay, "decay")
+        self._momentum_t = as_tensor(self._momentum, "momentum")
+        self._epsilon_t = as_tensor(self._epsilon, "epsilon")
+
+    def _slots_and_scalars(self, var: Variable, dtype: Any) -> list[Any]:
+        slots = [self._slot(var, "rms"), self._slot(var, "momentum")]
+        if self._centered:
+            slots.insert(0, self._slot(var, "mg"))
+        scalars = [self._lr_t, self._decay_t, self._momentum_t, self._epsilon_t]
+        return [var.handle, *(s.handle for s in slots), *(math_ops.cast(t, dtype) for t in scalars)]
+
+    def _op(self, sparse: bool) -> str:
+        kind = "CenteredRMSProp" if self._centered else "RMSProp"
+        return ("ResourceSparseApply" if sparse else "ResourceApply") + kind
+
+    def _resource_apply_dense(self, grad: Any, var: Variable) -> Any:
+        inputs = self._slots_and_scalars(var, grad.dtype.base_dtype) + [grad]
+        return apply_op(self._op(False), inputs, {"use_locking": self._use_locking})
+
+    def _resource_apply_sparse(self, grad: Any, var: Variable, indices: Any) -> Any:
+        inputs = self._slots_and_scalars(var, grad.dtype) + [grad, indices]
+        return apply_op(self._op(True), inputs, {"use_locking": self._use_locking})
