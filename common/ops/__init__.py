@@ -4,6 +4,7 @@ from common.ops import (  # noqa: F401  (imported for their registrations)
     array_ops,
     bincount_ops,
     candidate_sampling_ops,
+    clustering_ops,
     control_flow_ops,
     conv_ops,
     count_up_to_ops,

@@ -16,42 +16,12 @@ from collections.abc import Callable
 import numpy as np
 
 from common.errors import InvalidArgumentError
-from common.ops.random import distributions, libm
-from common.ops.random.philox import GuardedPhiloxRandom, PhiloxRandom
+from common.ops.random import libm
+from common.ops.random.philox import GuardedPhiloxRandom, WordStream
 from common.ops.registry import KernelConstruction, register_kernel, register_op
 
 _WORDS_PER_SAMPLE = 2048
 _U64 = np.uint64
-
-
-class WordStream:
-    """SimplePhilox over one reservation: words are read in order, in chunks."""
-
-    def __init__(self, gen: PhiloxRandom) -> None:
-        self._gen = gen
-        self._block = 0  # next Philox block to expand
-        self._words = np.empty(0, np.uint32)
-
-    def take(self, n: int) -> np.ndarray:
-        out = self.peek(n)
-        self._words = self._words[n:]
-        return out
-
-    def peek(self, n: int) -> np.ndarray:
-        while self._words.size < n:
-            blocks = max(64, -(-(n - self._words.size) // 4))
-            more = self._gen.blocks(blocks, self._block).reshape(-1)
-            self._block += blocks
-            self._words = np.concatenate([self._words, more])
-        return self._words[:n]
-
-    def rand64(self, n: int) -> np.ndarray:
-        w = self.take(2 * n).reshape(n, 2).astype(_U64)
-        return w[:, 0] | (w[:, 1] << _U64(32))
-
-    def rand_doubles(self, n: int) -> np.ndarray:
-        w = self.take(2 * n).reshape(n, 2)
-        return distributions._doubles_from_bits(w[:, 0], w[:, 1])
 
 
 def exact_uniform64(stream: WordStream, n_range: int, count: int) -> np.ndarray:
@@ -60,7 +30,7 @@ def exact_uniform64(stream: WordStream, n_range: int, count: int) -> np.ndarray:
     n = _U64(n_range)
     if n_range & (n_range - 1) == 0:
         return stream.rand64(count) & (n - _U64(1))
-    rem = _U64((((1 << 64) - 1) % n_range) + 1)
+    rem = _U64((((1 << 64) - 1) % n_range) + 1)  # reject [0, 2**64 mod n)
     out = np.empty(0, _U64)
     while out.size < count:
         r = stream.rand64(count - out.size)  # rejection is rare: refill the shortfall

@@ -133,3 +133,40 @@ def key_counter_from_seed(seed: np.ndarray) -> PhiloxRandom:
     s0, s1 = (int(v) & _M64 for v in np.asarray(seed).reshape(-1)[:2])
     mix = PhiloxRandom(_SCRAMBLE_KEY, s0 | (s1 << 64)).blocks(1)[0]
     return PhiloxRandom((int(mix[0]), int(mix[1])), (int(mix[2]) | (int(mix[3]) << 32)) << 64)
+
+
+class WordStream:
+    """TF's SimplePhilox over a generator: 32-bit words read in order (expanded from
+    Philox blocks in chunks), as doubles (two words), floats (one) or 64-bit ints (two,
+    low first). One reader at a time: a kernel makes one per run."""
+
+    def __init__(self, gen: PhiloxRandom) -> None:
+        self._gen = gen
+        self._block = 0  # next Philox block to expand
+        self._words = np.empty(0, np.uint32)
+
+    def take(self, n: int) -> np.ndarray:
+        out = self.peek(n)
+        self._words = self._words[n:]
+        return out
+
+    def peek(self, n: int) -> np.ndarray:
+        while self._words.size < n:
+            blocks = max(64, -(-(n - self._words.size) // 4))
+            more = self._gen.blocks(blocks, self._block).reshape(-1)
+            self._block += blocks
+            self._words = np.concatenate([self._words, more])
+        return self._words[:n]
+
+    def rand64(self, n: int) -> np.ndarray:
+        w = self.take(2 * n).reshape(n, 2).astype(np.uint64)
+        return w[:, 0] | (w[:, 1] << np.uint64(32))
+
+    def rand_floats(self, n: int) -> np.ndarray:
+        u = self.take(n)
+        return ((u & np.uint32(0x7FFFFF)) | np.uint32(0x3F800000)).view(np.float32) - np.float32(1)
+
+    def rand_doubles(self, n: int) -> np.ndarray:
+        w = self.take(2 * n).reshape(n, 2).astype(np.uint64)
+        man = ((w[:, 0] & np.uint64(0xFFFFF)) << np.uint64(32)) | w[:, 1]
+        return (man | np.uint64(1023 << 52)).view(np.float64) - 1.0
