@@ -74,11 +74,41 @@ def generic_handler(
         if behaviour is None:
             continue
         handlers[name] = grpc.unary_unary_rpc_method_handler(
-            behaviour,
-            request_deserializer=request_cls.FromString,
+            _refusing_malformed(behaviour, request_cls),
+            request_deserializer=_lenient_parser(request_cls),
             response_serializer=response_cls.SerializeToString,
         )
     return grpc.method_handlers_generic_handler(service_name, handlers)
+
+
+class Malformed:
+    """A request that did not parse (what `_lenient_parser` returns instead of raising:
+    grpcio answers a deserializer's exception with INTERNAL and logs a traceback)."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+
+def _lenient_parser(cls: type[Message]) -> Any:
+    def parse(data: bytes) -> Any:
+        try:
+            return cls.FromString(data)
+        except Exception as e:  # noqa: BLE001  (any parse failure is the caller's)
+            return Malformed(e)
+
+    return parse
+
+
+def _refusing_malformed(behaviour: Any, cls: type[Message]) -> Any:
+    def handle(request: Any, context: grpc.ServicerContext) -> Any:
+        if isinstance(request, Malformed):
+            context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"Malformed {cls.DESCRIPTOR.name}: {request.error}",
+            )
+        return behaviour(request, context)
+
+    return handle
 
 
 def _add_servicer(

@@ -55,12 +55,13 @@ from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
 import grpc
-from google.protobuf.message import Message
+from google.protobuf.message import DecodeError, Message
 
 from common.errors import (
     CancelledError,
     DataLossError,
     DeadlineExceededError,
+    InvalidArgumentError,
     OpError,
     UnavailableError,
     UnimplementedError,
@@ -616,8 +617,11 @@ M = TypeVar("M", bound=Message)
 
 
 def parse(cls: type[M], data: Any) -> M:
-    """A protobuf message from a bytes-like view (parsed in place, no copy)."""
-    return cls.FromString(cast(bytes, data))
+    """A protobuf message from a bytes-like view; InvalidArgument if malformed."""
+    try:
+        return cls.FromString(cast(bytes, data))
+    except DecodeError as e:
+        raise InvalidArgumentError(f"Malformed {cls.DESCRIPTOR.name}: {e}") from None
 
 
 _ALIGN = 16  # every message starts at a multiple of this in the answer (numpy views)
