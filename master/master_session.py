@@ -82,6 +82,8 @@ class ClientGraph:
 
     parts: list[RegisteredPartition]
     feed_types: dict[str, dtypes.DataType]  # endpoint -> dtype (feeds that are used)
+    # Steps run so far (TF's execution count: the cost graph's schedule counts them).
+    executions: itertools.count = dataclasses.field(default_factory=itertools.count)
 
     @functools.cached_property
     def tasks(self) -> list[str]:
@@ -103,13 +105,24 @@ def step_timeout_s(options: Any, config: Any, default: float | None) -> float | 
     return default or None
 
 
-def executor_opts(options: Any, config: Any) -> worker_pb2.ExecutorOpts | None:
+def collect_costs(config: Any, count: int) -> bool:
+    """Whether step `count` (0-based) of a client graph records its cost graph: TF's
+    MasterSession builds it every `graph_options.build_cost_model` steps after skipping
+    `build_cost_model_after`."""
+    every = config.graph_options.build_cost_model
+    after = config.graph_options.build_cost_model_after
+    return every > 0 and (count + 1 - after) % every == 0
+
+
+def executor_opts(
+    options: Any, config: Any, costs: bool = False
+) -> worker_pb2.ExecutorOpts | None:
     """What every RunGraph of a step records (None: nothing). A trace_level above
     NO_TRACE records the timeline (TensorFlow's master asks for it at FULL_TRACE only,
     its DirectSession at any level); output_partition_graphs returns the partition graphs,
     refused as TensorFlow's DirectSession does when the session's config disables them."""
     if options is None:
-        return None
+        return worker_pb2.ExecutorOpts(record_costs=True) if costs else None
     timeline = options.trace_level > config_pb2.RunOptions.NO_TRACE
     graphs = options.output_partition_graphs
     if graphs and config.experimental.disable_output_partition_graphs:
@@ -117,9 +130,10 @@ def executor_opts(options: Any, config: Any) -> worker_pb2.ExecutorOpts | None:
             "RunOptions.output_partition_graphs() is not supported when "
             "disable_output_partition_graphs is true."
         )
-    if not (timeline or graphs):
+    if not (timeline or graphs or costs):
         return None
-    return worker_pb2.ExecutorOpts(record_timeline=timeline, record_partition_graphs=graphs)
+    return worker_pb2.ExecutorOpts(record_timeline=timeline, record_partition_graphs=graphs,
+                                   record_costs=costs)
 
 
 class MasterSession:
@@ -304,6 +318,8 @@ class MasterSession:
         partition graphs, they are added to `metadata`."""
         exec_opts = executor_opts(options, self.config)
         cg = self.client_graph(list(feeds), fetches, targets)
+        if collect_costs(self.config, next(cg.executions)):
+            exec_opts = executor_opts(options, self.config, costs=True)
         for endpoint, dtype in cg.feed_types.items():
             got = feeds[endpoint].dtype
             if got != dtype:

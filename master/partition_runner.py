@@ -291,7 +291,7 @@ class PartitionRunner:
         try:
             futures = self._run(parts, step_id, feeds, timeout_s, cleanup_tasks, exec_opts)
             if metadata is not None and exec_opts is not None:
-                _merge_metadata(futures, metadata)
+                _merge_metadata(futures, metadata, exec_opts)
             return self._fetches(futures)
         finally:
             self.calls.cleanup_async(step_id, cleanup_tasks)
@@ -432,11 +432,14 @@ def _unanswered(tasks: Sequence[str], futures: list[tuple[RegisteredPartition, A
 
 
 def _merge_metadata(
-    futures: list[tuple[RegisteredPartition, Any]], metadata: config_pb2.RunMetadata
+    futures: list[tuple[RegisteredPartition, Any]], metadata: config_pb2.RunMetadata,
+    exec_opts: worker_pb2.ExecutorOpts,
 ) -> None:
-    """As TF's ReffedClientGraph::ProcessStats: every partition's DeviceStepStats and
-    partition graphs, concatenated in partition order."""
+    """As TF's ReffedClientGraph::ProcessStats: every partition's DeviceStepStats,
+    cost graph nodes and partition graphs, concatenated in partition order."""
     for _, future in futures:
         response = future.result()
-        metadata.step_stats.dev_stats.extend(response.step_stats.dev_stats)
+        if exec_opts.record_timeline:
+            metadata.step_stats.dev_stats.extend(response.step_stats.dev_stats)
+        metadata.cost_graph.node.extend(response.cost_graph.node)
         metadata.partition_graphs.extend(response.partition_graph)

@@ -42,12 +42,14 @@ from common.errors import (
     OpError,
 )
 from common.executor import Executor, StepState, StepStatsCollector
+from common.executor.cost_graph import add_to_cost_graph
 from common.function_runtime import FunctionRuntime
 from common.graph.constructor import convert_graph_def_to_graph
 from common.graph.graph import Graph
 from common.partition import partition
 from common.rendezvous import create_key, parse_key
 from common.resource_mgr import Scope
+from protos import cost_graph_pb2
 from worker.deadlines import DEADLINES
 from worker.rendezvous_mgr import RendezvousMgr
 
@@ -259,6 +261,14 @@ class GraphMgr:
         """The GraphDefs the graph's executors run, one per local device (as this worker
         split the registered partition): RunGraphResponse.partition_graph."""
         return [u.executor.graph.to_graph_def() for u in self._item(handle).units]
+
+    def cost_graph(self, handle: str, collector: StepStatsCollector) -> Any:
+        """The step's CostGraphDef over the graph's executors (RunGraphResponse.cost_graph,
+        ExecutorOpts.record_costs), one device after the other."""
+        out = cost_graph_pb2.CostGraphDef()
+        for unit in self._item(handle).units:
+            add_to_cost_graph(unit.executor.graph, collector.records(unit.device.name), out)
+        return out
 
     def _item(self, handle: str) -> _Item:
         with self._lock:

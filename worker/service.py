@@ -165,7 +165,12 @@ class WorkerServicer:
                 if not is_dead:
                     named.tensor.CopyFrom(tensor_util.as_proto_tensor_content(value))
             if collector is not None:
-                collector.fill(response.step_stats)
+                if request.exec_opts.record_timeline:
+                    collector.fill(response.step_stats)
+                if request.exec_opts.record_costs:
+                    response.cost_graph.CopyFrom(self.worker.cost_graph(
+                        request.session_handle, request.create_worker_session_called,
+                        request.graph_handle, collector))
             if request.exec_opts.record_partition_graphs:
                 response.partition_graph.extend(self.worker.partition_graphs(
                     request.session_handle, request.create_worker_session_called,

@@ -213,6 +213,14 @@ class Worker:
         mgr = self.graph_mgr(session_handle, create_worker_session_called)
         return mgr.partition_graphs(graph_handle)
 
+    def cost_graph(
+        self, session_handle: str, create_worker_session_called: bool, graph_handle: str,
+        collector: StepStatsCollector,
+    ) -> Any:
+        """The CostGraphDef of a step the collector recorded (ExecutorOpts.record_costs)."""
+        mgr = self.graph_mgr(session_handle, create_worker_session_called)
+        return mgr.cost_graph(graph_handle, collector)
+
     def cleanup_graph(self, step_id: int) -> None:
         """Abort and forget the step (tombstoned: late RecvTensor/RunGraph get Aborted)."""
         self.rendezvous_mgr.cleanup(step_id)

@@ -65,6 +65,12 @@ class StepStatsCollector:
         with self._lock:
             return list(self._devices)
 
+    def records(self, device: str) -> list[_Record]:
+        """What the device's executors recorded so far (a copy)."""
+        with self._lock:
+            stats = self._devices.get(device)
+        return list(stats.records) if stats is not None else []
+
     def fill(self, step_stats: step_stats_pb2.StepStats) -> None:
         """Append one DeviceStepStats per device (in the order they were first asked for)."""
         with self._lock:

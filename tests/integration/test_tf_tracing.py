@@ -163,3 +163,70 @@ def test_structure_matches_tensorflows_runtime(shared_cluster, tf_cluster):
     ours = structure(traced_step(shared_cluster.target))
     theirs = structure(traced_step(tf_cluster))
     assert ours == theirs == {DEV0: {"d"}, DEV1: {"a", "c"}}
+
+
+def costed_step(target: str) -> tf1.RunMetadata:
+    """build()'s step in a session that builds a cost model every step."""
+    g, x, d = build()
+    config = tf1.ConfigProto(graph_options=tf1.GraphOptions(build_cost_model=1))
+    md = tf1.RunMetadata()
+    with tf1.Session(target, graph=g, config=config) as sess:
+        got = sess.run(d, {x: [1.0, 2.0]}, run_metadata=md)
+    assert got.tolist() == [121.0, 484.0]
+    return md
+
+
+def cost_nodes(md: tf1.RunMetadata) -> dict[str, dict]:
+    """The graph's own nodes in the cost graph, with their inputs named: partitions are
+    concatenated, each numbering its nodes from its _SOURCE (id 0). Transfer, feed and
+    fetch nodes are named by each runtime's partitioner, so only build()'s nodes count."""
+    own = {n.name for n in build()[0].as_graph_def().node}
+    parts: list[list] = []
+    for node in md.cost_graph.node:
+        if node.id == 0 and node.name == "_SOURCE":
+            parts.append([])
+        parts[-1].append(node)
+    out = {}
+    for part in parts:
+        # A node of another partition's transfer (c/_1 here, c_S3 in TensorFlow): "~".
+        names = {n.id: n.name if n.name in own else "~" for n in part}
+        for n in part:
+            if n.name not in own:
+                continue
+            out[n.name] = {
+                "device": n.device,
+                # As a multiset: TensorFlow's optimizer may reorder a commutative op's inputs.
+                "inputs": sorted((names[i.preceding_node], i.preceding_port)
+                                 for i in n.input_info),
+                "controls": sorted(names[i] for i in n.control_input),
+                "outputs": [([d.size for d in o.shape.dim], o.dtype) for o in n.output_info],
+                "sizes": [(o.size, o.alias_input_port) for o in n.output_info],
+                "persistent": n.persistent_memory_size,
+                "is_final": n.is_final,
+            }
+    return out
+
+
+def test_cost_graph_matches_tensorflows_runtime(shared_cluster, tf_cluster):
+    """ConfigProto.graph_options.build_cost_model: RunMetadata.cost_graph carries, per
+    node, the fields TensorFlow's distributed runtime fills, with the same values (the
+    kernel times aside)."""
+    ours_md, theirs_md = costed_step(shared_cluster.target), costed_step(tf_cluster)
+    ours, theirs = cost_nodes(ours_md), cost_nodes(theirs_md)
+    assert set(ours) == set(theirs) == {"a", "c", "d"}
+    for name in ours:
+        # Output sizes: ours are the bytes each output holds. TensorFlow's count what the
+        # step allocated, so 0 where it forwarded an input's buffer (alias_input_port
+        # names that input) or built a Const's tensor outside the step, which varies from
+        # one session to the next.
+        mine, their = ours[name].pop("sizes"), theirs[name].pop("sizes")
+        assert mine == [(8, -1)], name  # two float32s each
+        assert all(size in (0, 8) and alias in (-1, 0, 1) for size, alias in their), name
+        assert ours[name] == theirs[name], name
+    finals = [sum(n.is_final for n in md.cost_graph.node) for md in (ours_md, theirs_md)]
+    # Every _Send is final: c to worker 0 and the fetch of d in both; TensorFlow's one
+    # more is the feed's hop from its master's task (worker 0) to worker 1, where ours
+    # takes the fed value straight to worker 1.
+    assert finals == [2, 3]
+    assert any(n.compute_cost > 0 for n in ours_md.cost_graph.node)
+    assert len(ours_md.step_stats.dev_stats) == len(theirs_md.step_stats.dev_stats) == 0
