@@ -49,17 +49,21 @@ class TaskConfig:
         return self.cluster.task_address(self.job, self.task)
 
 
-def from_env(environ: Mapping[str, str] | None = None) -> TaskConfig:
+def from_env(
+    environ: Mapping[str, str] | None = None, job: str | None = None, task: int | None = None
+) -> TaskConfig:
     """The TaskConfig of `TF_CONFIG` in `environ` (default os.environ); NotFoundError if
-    the variable is unset or empty."""
+    the variable is unset or empty. `job`/`task` override its "task" (see `parse`)."""
     text = (os.environ if environ is None else environ).get(ENV, "")
     if not text.strip():
         raise NotFoundError(f"{ENV} is not set (and no --cluster file was given)")
-    return parse(text)
+    return parse(text, job, task)
 
 
-def parse(text: str) -> TaskConfig:
-    """TF_CONFIG's JSON -> TaskConfig."""
+def parse(text: str, job: str | None = None, task: int | None = None) -> TaskConfig:
+    """TF_CONFIG's JSON -> TaskConfig. `job` and `task` (both or neither) name the task
+    instead of TF_CONFIG's "task", which may then be absent: every pod of a Kubernetes
+    StatefulSet gets the same TF_CONFIG and passes its own index (deploy/k8s)."""
     try:
         data = json.loads(text)
     except json.JSONDecodeError as e:
@@ -69,7 +73,10 @@ def parse(text: str) -> TaskConfig:
     cluster = data.get("cluster")
     if not isinstance(cluster, Mapping) or not cluster:
         raise InvalidArgumentError(f"{ENV}: 'cluster' must map job names to address lists")
-    job, index = _task(data.get("task"))
+    if job is not None and task is not None:
+        job, index = _task({"type": job, "index": task})
+    else:
+        job, index = _task(data.get("task"))
     jobs = _ordered(cluster)
     if job == EVALUATOR:
         # TensorFlow keeps the evaluator out of the training cluster.

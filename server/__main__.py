@@ -41,8 +41,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     p.add_argument("--cluster", default=None,
                    help="cluster YAML file (default: read TF_CONFIG)")
-    p.add_argument("--job", default=None, help="job name of this task (with --cluster)")
-    p.add_argument("--task", type=int, default=None, help="task index (with --cluster)")
+    p.add_argument("--job", default=None,
+                   help="job name of this task (with --cluster; with TF_CONFIG it replaces "
+                   "TF_CONFIG's task, e.g. a StatefulSet pod passing its own index)")
+    p.add_argument("--task", type=int, default=None, help="task index (goes with --job)")
     p.add_argument(
         "--bind-host",
         default=None,
@@ -74,8 +76,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     cli.check_metrics_flags(p, args)
     if args.cluster is not None and (args.job is None or args.task is None):
         p.error("--cluster needs --job and --task")
-    if args.cluster is None and (args.job is not None or args.task is not None):
-        p.error("--job/--task go with --cluster (TF_CONFIG names the task itself)")
+    if (args.job is None) != (args.task is None):
+        p.error("--job and --task go together (with TF_CONFIG they replace its task)")
     if args.cpus < 1 or args.rpc_timeout <= 0:
         p.error("--cpus must be at least 1 and --rpc-timeout > 0")
     return args
@@ -87,7 +89,7 @@ def task_of_args(args: argparse.Namespace) -> tuple[tf_config.TaskConfig, str | 
         spec = ClusterSpec.load(args.cluster)
         spec.task_address(args.job, args.task)  # NotFoundError naming a task not in it
         return tf_config.TaskConfig(spec, args.job, args.task), args.bind_host
-    return tf_config.from_env(), args.bind_host or "0.0.0.0"
+    return tf_config.from_env(job=args.job, task=args.task), args.bind_host or "0.0.0.0"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

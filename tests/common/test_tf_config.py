@@ -69,3 +69,12 @@ def test_yaml_layout_option():
         ClusterSpec.from_dict({"layout": "tensorflow", "master": "h:2", "jobs": {"w": ["h:1"]}})
     with pytest.raises(InvalidArgumentError, match="layout: expected one of"):
         ClusterSpec.from_dict({"layout": "tf", "jobs": {"w": ["h:1"]}})
+
+
+def test_job_and_task_replace_tf_config_task_which_may_be_absent():
+    text = json.dumps({"cluster": CLUSTER})
+    task = tf_config.parse(text, "worker", 1)
+    assert (task.job, task.task) == ("worker", 1)
+    assert tf_config.parse(config("ps"), "chief", 0).task_name == "/job:chief/replica:0/task:0"
+    with pytest.raises(InvalidArgumentError, match="'task' must be"):
+        tf_config.parse(text)
