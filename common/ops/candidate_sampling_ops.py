@@ -17,7 +17,8 @@ import numpy as np
 
 from common.errors import InvalidArgumentError
 from common.ops.random import libm
-from common.ops.random.philox import GuardedPhiloxRandom, WordStream
+from common.ops.random.philox import WordStream
+from common.ops.random_ops import node_generator
 from common.ops.registry import KernelConstruction, register_kernel, register_op
 
 _WORDS_PER_SAMPLE = 2048
@@ -115,7 +116,7 @@ def _sampler_kernel(make: Callable[[KernelConstruction], RangeSampler]) -> Calla
         num_true, num_sampled = int(kc.attr("num_true")), int(kc.attr("num_sampled"))
         unique = bool(kc.attr("unique"))
         sampler = make(kc)
-        guarded = GuardedPhiloxRandom(int(kc.attrs.get("seed", 0)), int(kc.attrs.get("seed2", 0)))
+        guarded = node_generator(kc)
 
         def compute(ctx, inputs: list) -> list:
             true = np.asarray(inputs[0], np.int64)

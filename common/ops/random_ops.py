@@ -10,7 +10,10 @@ safe from any thread (the reservation is locked; the sampling works on a copy).
 
 from __future__ import annotations
 
+import threading
+import weakref
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -102,8 +105,43 @@ _SAMPLERS = {
 }
 
 
+# One generator per (scope, node): every executor of a node in one session (one per
+# cached feed/fetch signature, one per registered graph on a worker) continues the same
+# stream, as TensorFlow's session-wide OpSegment shares one stateful kernel instance.
+# Another session over the same graph starts the stream afresh.
+_SESSION_GENERATORS: weakref.WeakKeyDictionary[Any, dict[tuple, GuardedPhiloxRandom]] = (
+    weakref.WeakKeyDictionary()
+)
+_generators_lock = threading.Lock()
+
+
+def node_generator(kc: KernelConstruction) -> GuardedPhiloxRandom:
+    """The kernel's GuardedPhiloxRandom, shared by the node's kernels in its session."""
+    seed, seed2 = int(kc.attrs.get("seed", 0)), int(kc.attrs.get("seed2", 0))
+    if kc.scope is None:
+        return GuardedPhiloxRandom(seed, seed2)
+    key = (kc.node_name, kc.op, seed, seed2)
+    with _generators_lock:
+        table = _SESSION_GENERATORS.get(kc.scope)
+        if table is None:
+            table = _SESSION_GENERATORS[kc.scope] = {}
+            scope_ref = weakref.ref(kc.scope)
+            kc.scope.on_close(lambda: _forget(scope_ref))
+        gen = table.get(key)
+        if gen is None:
+            gen = table[key] = GuardedPhiloxRandom(seed, seed2)
+        return gen
+
+
+def _forget(scope_ref: weakref.ref) -> None:
+    scope = scope_ref()
+    if scope is not None:
+        with _generators_lock:
+            _SESSION_GENERATORS.pop(scope, None)
+
+
 def _generator(kc: KernelConstruction) -> GuardedPhiloxRandom:
-    return GuardedPhiloxRandom(int(kc.attrs.get("seed", 0)), int(kc.attrs.get("seed2", 0)))
+    return node_generator(kc)
 
 
 def _distribution(kc: KernelConstruction) -> Callable:

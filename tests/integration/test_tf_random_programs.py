@@ -150,3 +150,26 @@ def test_seeded_training_gives_tensorflows_losses(shared_cluster, tf_mod):
         print(f"  step {step:2d}: {a:.6f} {b:.6f}")
     np.testing.assert_allclose(losses, want_losses, rtol=2e-5, atol=1e-6)
     assert [f"{v:.4f}" for v in losses] == [f"{v:.4f}" for v in want_losses]
+
+
+def test_stateful_kernels_are_shared_across_registered_graphs(shared_cluster):
+    """Each new fetch signature registers new graphs on the workers; the random kernels
+    keep their streams per session as TF's OpSegment does."""
+
+    def build(tf_mod, dev):
+        tf_mod.set_random_seed(5)
+        with dev(W1):
+            r = tf_mod.random_uniform([4])
+            d = tf_mod.nn.dropout(tf_mod.ones([6]), rate=0.5)
+        with dev(PS):
+            c = tf_mod.constant(2.0)
+
+        def fetch(sess, steps):
+            plan = [[r], [r, c], [d], [r, d], [r]] * steps
+            return [sess.run(f) for f in plan]
+
+        return fetch
+
+    want = _run(tf1, "", build, steps=2)
+    for tf_mod in (tf1, client):
+        _assert_identical(_run(tf_mod, shared_cluster.target, build, steps=2), want)

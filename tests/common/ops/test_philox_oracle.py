@@ -278,3 +278,26 @@ def test_seeded_graph_through_the_in_process_session():
                 assert_same_bits(np.asarray(got), theirs, f"{name} step {step}")
     finally:
         ours.close()
+
+
+def test_stateful_streams_continue_across_fetch_signatures():
+    """TF's session shares one kernel per stateful node (OpSegment) between executors:
+    fetching the op with another set of fetches continues its stream; a second session
+    starts it afresh."""
+    g = tf.Graph()
+    with g.as_default():
+        tf1.set_random_seed(3)
+        r = tf1.random_uniform([3])
+        s = tf1.random_shuffle(tf.range(6))
+        c = tf.constant(1.0)
+        plan = [[r.name], [r.name, c.name], [s.name], [r.name, s.name], [r.name]]
+        with tf1.Session(graph=g) as sess:
+            want = [sess.run(fetches) for fetches in plan]
+    for _ in range(2):  # a fresh session replays the same numbers
+        ours = Session(g.as_graph_def().SerializeToString())
+        try:
+            for fetches, theirs in zip(plan, want):
+                for got, value in zip(ours.run(fetches), theirs):
+                    assert_same_bits(np.asarray(got), value, str(fetches))
+        finally:
+            ours.close()
