@@ -435,6 +435,8 @@ class FunctionRuntime:
                 step_container=caller.step_container,
                 function_runtime=self,
                 call_frame=frame,
+                # A traced caller traces the body too, each node under its own device.
+                stats=None if caller.stats is None else caller.stats.for_device(dev),
             )
             for dev, _ in plan.items
         ]

@@ -39,11 +39,18 @@ _THREAD_MASK = 0xFFFFFFFF  # NodeExecStats.thread_id is a uint32
 class DeviceStats:
     """The node records of one device in one step (DeviceStepStats)."""
 
-    __slots__ = ("device", "records")
+    __slots__ = ("collector", "device", "records")
 
-    def __init__(self, device: str) -> None:
+    def __init__(self, device: str, collector: StepStatsCollector | None = None) -> None:
         self.device = device
         self.records: list[_Record] = []
+        self.collector = collector  # the step's, for function bodies on other devices
+
+    def for_device(self, device: str) -> DeviceStats:
+        """The same step's recorder for `device` (a function body's device)."""
+        if device == self.device or self.collector is None:
+            return self
+        return self.collector.for_device(device)
 
 
 class StepStatsCollector:
@@ -58,7 +65,7 @@ class StepStatsCollector:
         with self._lock:
             stats = self._devices.get(device)
             if stats is None:
-                stats = self._devices[device] = DeviceStats(device)
+                stats = self._devices[device] = DeviceStats(device, self)
             return stats
 
     def devices(self) -> list[str]:
