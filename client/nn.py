@@ -2,6 +2,13 @@
 
 from client.ops import rnn_cell_impl as rnn_cell  # noqa: E402, F401
 from client.ops.array_ops import space_to_batch  # noqa: F401
+from client.ops.candidate_sampling_ops import (  # noqa: F401
+    all_candidate_sampler,
+    compute_accidental_hits,
+    fixed_unigram_candidate_sampler,
+    log_uniform_candidate_sampler,
+    uniform_candidate_sampler,
+)
 from client.ops.embedding_ops import embedding_lookup  # noqa: F401
 from client.ops.nn_ops import (  # noqa: F401
     avg_pool,

@@ -28,6 +28,10 @@ RANDOM_OPS = {
     "StatelessRandomUniformIntV2",
     "StatelessRandomUniformFullIntV2",
     "StatelessMultinomial",
+    "UniformCandidateSampler",
+    "LogUniformCandidateSampler",
+    "FixedUnigramCandidateSampler",
+    "AllCandidateSampler",
 }
 
 
@@ -154,3 +158,25 @@ def test_random_ops_and_dropout():
 
     ours, theirs = run_both(build)
     assert_same(ours, theirs)
+
+
+def test_candidate_samplers():
+    def build(tf):
+        tf.set_random_seed(99)
+        true = tf.constant([[1, 4], [0, 7], [3, 3]], dtype=tf.int64)
+        sampled = [
+            tf.nn.uniform_candidate_sampler(true, 2, 5, True, 10),
+            tf.nn.log_uniform_candidate_sampler(true, 2, 6, False, 1000, seed=4),
+            tf.nn.fixed_unigram_candidate_sampler(
+                true, 2, 4, True, 8, unigrams=[1.0, 2, 3, 4, 5, 6, 7, 8], distortion=0.5
+            ),
+            tf.nn.all_candidate_sampler(true, 2, 8, True),
+        ]
+        hits = tf.nn.compute_accidental_hits(true, sampled[0][0], num_true=2)
+        return [t for group in sampled for t in group] + list(hits)
+
+    ours, theirs = run_both(build)
+    assert ours[0] == theirs[0]
+    for a_run, b_run in zip(ours[2], theirs[2]):
+        for a, b in zip(a_run, b_run):
+            np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
