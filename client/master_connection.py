@@ -6,7 +6,7 @@ goes over gRPC and waits for the master to come up, as TensorFlow's client does,
 at most `connect_timeout_s` (default CONNECT_TIMEOUT_S): a wrong host or port is an
 UnavailableError naming the target, never an endless wait. Later calls fail at once
 with UnavailableError naming the master if it has gone away. After
-the first call the connection asks the master for its local endpoint (worker.local_rpc) and, when
+the first call the connection asks the master for its local endpoint (rpc.local_rpc) and, when
 the master runs on this host, sends every later call over the master's Unix socket:
 the same messages, without grpcio's thread hand-offs (about 0.4 ms of a ~1 ms step
 here). A master on another host, a TensorFlow master, `local=False` or
@@ -22,9 +22,10 @@ from typing import Any
 import grpc
 
 from common.errors import UnavailableError
-from protos.service_paths import GRPC_OPTIONS, MASTER_METHODS, master_stub
-from worker import local_rpc
-from worker.rpc_status import from_rpc_error
+from rpc import local_rpc
+from rpc.channels import GRPC_OPTIONS
+from rpc.service_paths import MASTER_METHODS, master_stub
+from rpc.status import from_rpc_error
 
 # How long the first call waits for the master to accept a connection.
 CONNECT_TIMEOUT_S = 30.0

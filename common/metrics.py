@@ -191,7 +191,7 @@ class worker_step:  # noqa: N801
 
 def recv_transport(value: object, carrier: str) -> str:
     """The transport of a received value that came by `carrier` ("grpc", "local",
-    "in_process"): "shm" when its memory is a shared-memory mapping (worker.shm)."""
+    "in_process"): "shm" when its memory is a shared-memory mapping (rpc.shm)."""
     base: object = value.base if isinstance(value, np.ndarray) else None
     while isinstance(base, np.ndarray):
         base = base.base

@@ -5,7 +5,7 @@ bridge (10.213.X.0/24, X chosen per bed), and gives this (the root) namespace an
 on the bridge too (`client_address`), so a test process can dial the tasks. Every path
 between two hosts is the real cross-host one: TCP through veth pairs and a bridge, no
 loopback, and different network namespaces count as different hosts for the same-host fast
-paths (worker.shm.host_id). The bridge lives in a namespace of its own ("hub"), so the
+paths (rpc.shm.host_id). The bridge lives in a namespace of its own ("hub"), so the
 root namespace's firewall never sees the bed's traffic.
 
 `prefix(i)` is the argv prefix that runs a command on host i (`ip netns exec NS`).

@@ -18,7 +18,8 @@ import numpy as np
 from common import tensor as tensor_util
 from common.dtypes import DataType
 from protos import attr_value_pb2, graph_pb2, master_pb2, tensor_shape_pb2
-from protos.service_paths import GRPC_OPTIONS, master_stub
+from rpc.channels import GRPC_OPTIONS
+from rpc.service_paths import master_stub
 
 F32 = DataType.DT_FLOAT
 

@@ -32,9 +32,9 @@ from master.lease_renewer import DEFAULT_LEASE_S  # noqa: E402
 from master.master import DEFAULT_DEVICE, DEFAULT_RPC_TIMEOUT  # noqa: E402
 from master.monitor import Monitor  # noqa: E402
 from master.server import DEFAULT_GRACE_SECONDS, MasterServer  # noqa: E402
-from worker import local_rpc  # noqa: E402
+from rpc import local_rpc  # noqa: E402
+from rpc.worker_cache import parse_task  # noqa: E402
 from worker.server import WorkerServer  # noqa: E402
-from worker.worker_cache import parse_task  # noqa: E402
 
 log = logging.getLogger("master")
 

@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 import grpc
 
-from worker.remote_rendezvous import STREAM_SERVICE
+from rpc.service_paths import STREAM_SERVICE
 from worker.session_leases import KEEPALIVE_METHOD, encode_keepalive
 
 log = logging.getLogger(__name__)

@@ -28,7 +28,7 @@ from common.subgraph import DeviceInfo
 from master.lease_renewer import DEFAULT_LEASE_S, LeaseRenewer
 from master.master_session import DeviceEntry, MasterSession, task_of
 from master.monitor import Monitor
-from master.partition_runner import PartitionRunner, WorkerCalls, new_id
+from master.partition_runner import PartitionRunner, new_id
 from master.retry_cache import RetryCache, fingerprint
 from protos import (
     config_pb2,
@@ -38,6 +38,7 @@ from protos import (
     tensorflow_server_pb2,
     worker_pb2,
 )
+from rpc.worker_calls import WorkerCalls
 
 log = logging.getLogger(__name__)
 
@@ -68,8 +69,8 @@ class Master:
         session_lease: float = DEFAULT_LEASE_S,
     ) -> None:
         if worker_cache is None:
-            from protos.service_paths import GRPC_OPTIONS
-            from worker.worker_cache import WorkerCache
+            from rpc.channels import GRPC_OPTIONS
+            from rpc.worker_cache import WorkerCache
 
             worker_cache = WorkerCache(cluster, GRPC_OPTIONS + WORKER_CHANNEL_OPTIONS)
         parse_device(default_device)  # InvalidArgument if malformed

@@ -1,17 +1,14 @@
 """Master, partition runner: register / run / clean up one step's partitions on all workers.
 
-`WorkerCalls` is the master's only path to workers: every call takes a deadline and every
-failure becomes the OpError with the worker's code, naming the task (worker.rpc_status).
-Calls are BLOCKING calls run on the shared cached pool (worker.call_pool), returned as
-futures (RunGraph to a worker on this host over its Unix socket, worker.local_rpc;
-everything else over gRPC): grpcio's own `.future()` starts a channel spin thread per idle
-channel, i.e. per step. `PartitionRunner.run_step` fans RunGraph out to every partition IN
+Every call goes through `rpc.worker_calls.WorkerCalls`, the master's only path to workers
+(a deadline on every call; a failure becomes the OpError with the worker's code, naming the
+task). `PartitionRunner.run_step` fans RunGraph out to every partition IN
 PARALLEL (the last one on the calling thread); the first failure sends CleanupGraph(step_id)
 to every task at once, which aborts the step's rendezvous there so the other partitions stop
 waiting; every RunGraph is then awaited within the step deadline (a blocking call cannot be
 cancelled: its own deadline ends it). After every step, success or failure, the tasks with a
 partition get CleanupGraph(step_id) WITHOUT the step waiting for it (as TensorFlow's
-master), batched per task by master.step_cleaner; `WorkerCalls.wait_for_cleanups()` sends
+master), batched per task by rpc.step_cleaner; `WorkerCalls.wait_for_cleanups()` sends
 the pending ones and waits for them. A traced step (ExecutorOpts on every RunGraph) gets
 the workers' step_stats and partition graphs merged into the caller's RunMetadata.
 
@@ -29,18 +26,14 @@ import time
 from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any
 
-import grpc
-
 from common.errors import (
     AbortedError,
     DeadlineExceededError,
     OpError,
     as_op_error,
-    from_code,
 )
-from master.step_cleaner import StepCleaner
 from protos import config_pb2, graph_pb2, tensor_pb2, worker_pb2
-from worker import call_pool, local_rpc, rpc_status
+from rpc.worker_calls import WorkerCalls
 
 # A step without any deadline still needs one on its RPCs ("every wait has an exit").
 NO_DEADLINE_S = 7 * 24 * 3600.0
@@ -58,115 +51,6 @@ def new_id(bits: int = 63) -> int:
     OS's generator (`secrets`), never the global `random` a user's program may seed: ids
     and session handles must differ between processes and not be guessable."""
     return secrets.randbits(bits) or 1
-
-
-class WorkerCalls:
-    """Deadline-carrying calls to the tasks of a cluster through a WorkerCache."""
-
-    def __init__(self, cache: Any, rpc_timeout: float) -> None:
-        self.cache = cache
-        self.rpc_timeout = rpc_timeout
-        self._pool = call_pool.shared()
-        self._stubs: dict[str, tuple[Any, Any]] = {}  # task -> (channel, stub)
-        self._local = local_rpc.LocalPeers(cache.channel)  # same-host workers: a socket
-        self._cleaner = StepCleaner(cache.channel, self.stub, rpc_timeout, self._local)
-
-    def stub(self, task: str) -> Any:
-        """The task's stub, reused while the cache keeps the same channel."""
-        channel = self.cache.channel(task)
-        entry = self._stubs.get(task)
-        if entry is None or entry[0] is not channel:
-            entry = (channel, self.cache.stub(task))
-            self._stubs[task] = entry
-        return entry[1]
-
-    def future(
-        self, task: str, method: str, request: Any, timeout: float | None = None,
-        wait_for_ready: bool = False, inline: bool = False,
-    ) -> concurrent.futures.Future:
-        """The call as a future: a blocking call on a pooled thread (see the docstring),
-        or with `inline` on this thread (the future is done when this returns). RunGraph
-        to a worker on this host goes over its local socket (worker.local_rpc)."""
-        local = None
-        if method == "RunGraph" and not wait_for_ready:
-            local = self._local.start(task, local_rpc.RUN_GRAPH, request.SerializeToString(),
-                                      timeout or self.rpc_timeout)
-        if local is not None:
-            def call() -> Any:
-                return local_rpc.parse(worker_pb2.RunGraphResponse, local.finish())
-        else:
-            multicallable = getattr(self.stub(task), method)
-
-            def call() -> Any:
-                return multicallable(
-                    request, timeout=timeout or self.rpc_timeout, wait_for_ready=wait_for_ready
-                )
-
-        if not inline:
-            return self._pool.submit(call)
-        future: concurrent.futures.Future = concurrent.futures.Future()
-        future.set_running_or_notify_cancel()
-        try:
-            future.set_result(call())
-        except Exception as exc:  # noqa: BLE001  (the future carries every failure)
-            future.set_exception(exc)
-        return future
-
-    @staticmethod
-    def result(task: str, method: str, future: Any) -> Any:
-        """The response of a finished future, or the OpError naming `task`."""
-        try:
-            response = future.result()
-        except (grpc.FutureCancelledError, concurrent.futures.CancelledError):
-            raise AbortedError(f"{method} on {task} was cancelled") from None
-        except grpc.RpcError as err:
-            raise rpc_status.from_rpc_error(err, task, method) from None
-        code = getattr(response, "status_code", 0)
-        if code:
-            raise from_code(code, response.status_error_message)
-        return response
-
-    def call(self, task: str, method: str, request: Any, timeout: float | None = None,
-             wait_for_ready: bool = False) -> Any:
-        return self.result(
-            task, method, self.future(task, method, request, timeout, wait_for_ready)
-        )
-
-    def call_all(
-        self, requests: dict[str, Any], method: str, timeout: float | None = None,
-        wait_for_ready: bool = False,
-    ) -> dict[str, Any]:
-        """The same RPC to several tasks in parallel; raises the first task's error."""
-        futures = {
-            task: self.future(task, method, req, timeout, wait_for_ready)
-            for task, req in requests.items()
-        }
-        results: dict[str, Any] = {}
-        first: OpError | None = None
-        for task, fut in futures.items():
-            try:
-                results[task] = self.result(task, method, fut)
-            except OpError as e:
-                first = first or e
-        if first is not None:
-            raise first
-        return results
-
-    # -- CleanupGraph ----------------------------------------------------------------------
-    def cleanup_async(self, step_id: int, tasks: Sequence[str]) -> None:
-        """CleanupGraph(step_id) on every task, in the background, batched
-        (master.step_cleaner)."""
-        self._cleaner.add(step_id, tasks)
-
-    def wait_for_cleanups(self, timeout: float | None = None) -> bool:
-        """Send the pending cleanups now and wait for them; False if `timeout` passed."""
-        return self._cleaner.flush(timeout)
-
-    def close(self, timeout: float | None = 10.0) -> None:
-        """Send the pending cleanups and stop their thread, close the local connections
-        (before the channels close)."""
-        self._cleaner.close(timeout)
-        self._local.close()
 
 
 @dataclasses.dataclass(frozen=True)

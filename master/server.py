@@ -4,7 +4,7 @@
 `port` overrides; port 0 picks a free port, reported by `.address`), `start()` serves
 MasterService under /tensorflow.MasterService and /dataflow.MasterService (and, for our
 clients on this host, on a Unix socket found through /dataflow.MasterService/LocalEndpoint:
-worker.local_rpc), `stop()`
+rpc.local_rpc), `stop()`
 closes the sessions (deleting their worker sessions), stops the server with a grace
 period and closes the channels to workers. With `in_task=WorkerServer` it serves on that
 task's gRPC server and port instead of its own (master.task_server: TensorFlow's layout).
@@ -29,8 +29,9 @@ from master.monitor import Monitor
 from master.service import MasterServicer
 from master.task_prober import DEFAULT_INTERVAL as DEFAULT_PROBE_INTERVAL
 from master.task_prober import TaskProber
-from protos.service_paths import GRPC_OPTIONS, MASTER_METHODS, add_master_servicer
-from worker import local_rpc
+from rpc import local_rpc
+from rpc.channels import GRPC_OPTIONS
+from rpc.service_paths import MASTER_METHODS, add_master_servicer
 from worker.server import WorkerServer
 
 log = logging.getLogger(__name__)
@@ -132,7 +133,7 @@ class MasterServer:
         return self
 
     def _endpoint(self, request: bytes, context: grpc.ServicerContext) -> bytes:
-        """Host id NUL socket path of the LocalServer (worker.local_rpc)."""
+        """Host id NUL socket path of the LocalServer (rpc.local_rpc)."""
         if self._local_endpoint is None:
             context.abort(grpc.StatusCode.UNIMPLEMENTED, "no local endpoint")
         return self._local_endpoint

@@ -22,7 +22,7 @@ import grpc
 from common.errors import OpError, as_op_error, as_proto_code, naming_node, truncate
 from master.master import Master
 from protos import master_pb2
-from worker import rpc_status
+from rpc import status as rpc_status
 
 log = logging.getLogger(__name__)
 

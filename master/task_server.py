@@ -4,7 +4,7 @@ one port, as tf.distribute.Server (TensorFlow's GrpcServer) does.
 `TaskServer(cluster, job, task)` runs the task's Worker and a Master on one gRPC server
 bound to the task's port: a client dials any task (by convention the chief or worker 0)
 with `tf.compat.v1.Session("grpc://HOST:PORT")`. The master calls its own task directly
-(worker.local_rpc.share_in_process), places nodes without a device on its own task, as
+(rpc.local_rpc.share_in_process), places nodes without a device on its own task, as
 TensorFlow's master places them on its local device, and lists its task's devices as the
 local ones. This is the layout TF_CONFIG deployments (Kubernetes, Kubeflow's TFJob) use;
 `python -m server` starts it. start/stop are not reentrant; the running server is safe
@@ -20,7 +20,7 @@ from common.cluster import ClusterSpec
 from master.lease_renewer import DEFAULT_LEASE_S
 from master.master import DEFAULT_RPC_TIMEOUT
 from master.server import DEFAULT_GRACE_SECONDS, MasterServer
-from worker import local_rpc
+from rpc import local_rpc
 from worker.graph_mgr import DEFAULT_STEP_TIMEOUT
 from worker.server import WorkerServer
 

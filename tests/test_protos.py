@@ -31,12 +31,12 @@ from protos import (
     error_codes_pb2,
     graph_pb2,
     master_pb2,
-    service_paths,
     tensor_pb2,
     tensorflow_server_pb2,
     types_pb2,
     worker_pb2,
 )
+from rpc import service_paths
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 OUR_PACKAGE = "dataflow"

@@ -19,8 +19,8 @@ import grpc
 from common import task_stats
 from common.cluster import ClusterSpec, split_address
 from common.errors import UnavailableError
-from protos.service_paths import GRPC_OPTIONS
-from worker import local_rpc
+from rpc import local_rpc
+from rpc.channels import GRPC_OPTIONS
 from worker.graph_mgr import DEFAULT_STEP_TIMEOUT
 from worker.service import WorkerServicer, add_to_server
 from worker.worker import Worker

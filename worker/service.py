@@ -1,9 +1,9 @@
 """Worker, gRPC edge: the WorkerService servicer (decode, call Worker, encode).
 
-Served under /tensorflow.WorkerService and /dataflow.WorkerService (protos.service_paths),
-plus our server-streaming /dataflow.WorkerService/RecvTensorStream (worker.tensor_stream
+Served under /tensorflow.WorkerService and /dataflow.WorkerService (rpc.service_paths),
+plus our server-streaming /dataflow.WorkerService/RecvTensorStream (rpc.tensor_stream
 framing), its one-message unary form RecvTensorOne, and LocalEndpoint (where our
-same-host peers reach RunGraph and RecvTensorOne over a Unix socket: worker.local_rpc,
+same-host peers reach RunGraph and RecvTensorOne over a Unix socket: rpc.local_rpc,
 whose handlers are here too). RunGraph honours ExecutorOpts (record_timeline /
 record_costs: RunGraphResponse.step_stats; record_partition_graphs: partition_graph) on
 both paths. Errors leave through `rpc_status.abort` (or the local
@@ -34,14 +34,16 @@ from common.errors import (
 )
 from common.executor import StepStatsCollector
 from protos import worker_pb2
-from protos.service_paths import add_worker_servicer
-from worker import call_pool, local_rpc, rpc_status, session_leases, tensor_stream
-from worker.remote_rendezvous import (
+from rpc import call_pool, local_rpc, tensor_stream
+from rpc import status as rpc_status
+from rpc.service_paths import (
     CLEANUP_BATCH_METHOD,
     ONE_METHOD,
     STREAM_METHOD,
     STREAM_SERVICE,
+    add_worker_servicer,
 )
+from worker import session_leases
 from worker.worker import Worker
 
 log = logging.getLogger(__name__)
@@ -244,12 +246,12 @@ class WorkerServicer:
         return b""
 
     def LocalEndpoint(self, request: bytes, context: grpc.ServicerContext) -> bytes:
-        """Host id NUL socket path of this worker's LocalServer (worker.local_rpc)."""
+        """Host id NUL socket path of this worker's LocalServer (rpc.local_rpc)."""
         if self.local_endpoint is None:
             context.abort(grpc.StatusCode.UNIMPLEMENTED, "no local endpoint")
         return self.local_endpoint
 
-    # -- local RPC handlers (worker.local_rpc; run on the connection's thread) -------------
+    # -- local RPC handlers (rpc.local_rpc; run on the connection's thread) -------------
     def local_run_graph(
         self, payload: memoryview, timeout: float | None, reply: local_rpc.Reply
     ) -> None:

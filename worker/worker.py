@@ -30,11 +30,13 @@ from common.errors import (
 from common.executor import StepStatsCollector
 from common.rendezvous import RecvCallback, parse_key
 from common.resource_mgr import DEFAULT_CONTAINER
+from rpc.channels import CHANNEL_OPTIONS
+from rpc.recv_tensor import RecvTensorClient
+from rpc.worker_cache import WorkerCache, canonical_task
 from worker.graph_mgr import DEFAULT_STEP_TIMEOUT, GraphMgr
-from worker.remote_rendezvous import CHANNEL_OPTIONS, RecvTensorClient, RemoteRendezvous
+from worker.remote_rendezvous import RemoteRendezvous
 from worker.rendezvous_mgr import RendezvousMgr
 from worker.session_leases import SessionLeases
-from worker.worker_cache import WorkerCache, canonical_task
 
 log = logging.getLogger(__name__)
 

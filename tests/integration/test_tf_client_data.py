@@ -76,7 +76,7 @@ def test_a_second_session_gets_a_fresh_one_shot_iterator(shared_cluster) -> None
     """The first session ends on OutOfRange; its iterator (private to its kernels) goes
     with its graphs, so a second session over the same graph starts from the beginning.
     (This failed while a pooled call thread kept its first call, and so the failed step's
-    kernels, alive: worker.call_pool.)"""
+    kernels, alive: rpc.call_pool.)"""
     first, _, _ = train_until_end(shared_cluster.target, tf.device)
     second, _, _ = train_until_end(shared_cluster.target, tf.device)
     assert len(first) == len(second) == EPOCHS * 4

@@ -16,7 +16,8 @@ import pytest
 
 from deploy.launcher import LocalCluster, child_env, tf_config_env
 from protos import master_pb2, worker_pb2
-from protos.service_paths import GRPC_OPTIONS, master_stub, worker_stub
+from rpc.channels import GRPC_OPTIONS
+from rpc.service_paths import master_stub, worker_stub
 
 PROGRAM = Path(__file__).parent / "programs" / "between_graph.py"
 STEPS = 40

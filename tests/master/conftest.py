@@ -12,7 +12,8 @@ import grpc
 import pytest
 
 from master.server import MasterServer
-from protos.service_paths import GRPC_OPTIONS, master_stub
+from rpc.channels import GRPC_OPTIONS
+from rpc.service_paths import master_stub
 from worker.server import start_local_cluster
 
 

@@ -1,5 +1,5 @@
 """Our client's MasterService calls to a master on its own host go over the master's Unix
-socket after the first call (client.master_connection, worker.local_rpc); the answers,
+socket after the first call (client.master_connection, rpc.local_rpc); the answers,
 errors and shutdown behaviour are the same as over gRPC."""
 
 from __future__ import annotations

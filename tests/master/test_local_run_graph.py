@@ -1,5 +1,5 @@
 """The master's RunGraph to workers of its own host goes over their Unix sockets
-(worker.local_rpc), and over gRPC when the socket is off; both give the same answers, and a
+(rpc.local_rpc), and over gRPC when the socket is off; both give the same answers, and a
 kernel error keeps its code and node name on the socket path too."""
 
 from __future__ import annotations

@@ -16,7 +16,8 @@ from common import errors
 from common.tensor import from_numpy
 from deploy.launcher import LocalCluster
 from protos import master_pb2, node_def_pb2, tensor_pb2
-from protos.service_paths import GRPC_OPTIONS, master_stub
+from rpc.channels import GRPC_OPTIONS
+from rpc.service_paths import master_stub
 
 FLOAT = 1
 

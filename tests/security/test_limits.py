@@ -18,7 +18,8 @@ from common.graph.constructor import convert_graph_def_to_graph
 from common.optimizer.constant_folding import evaluate
 from deploy.launcher import LocalCluster
 from protos import graph_pb2, master_pb2
-from protos.service_paths import GRPC_OPTIONS, master_stub
+from rpc.channels import GRPC_OPTIONS
+from rpc.service_paths import master_stub
 
 from .conftest import stop_cluster
 

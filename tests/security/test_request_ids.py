@@ -12,7 +12,8 @@ import pytest
 from common.tensor import to_numpy
 from deploy.launcher import LocalCluster, child_env
 from protos import master_pb2
-from protos.service_paths import GRPC_OPTIONS, master_stub
+from rpc.channels import GRPC_OPTIONS
+from rpc.service_paths import master_stub
 
 # A seeded training script: `random` is seeded alike in every process that runs it.
 _SEEDED_CLIENT = """

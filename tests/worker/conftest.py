@@ -10,7 +10,7 @@ import pytest
 from worker.server import WorkerServer, start_local_cluster
 
 # The process-wide compute pool (common.device.thread_pool), shared-memory reaper
-# (worker.shm) and cached RPC call pool (worker.call_pool) outlive tests by design.
+# (rpc.shm) and cached RPC call pool (rpc.call_pool) outlive tests by design.
 _PERSISTENT_THREADS = ("flowrt-compute", "flowrt-shm-reaper", "flowrt-rpc-call", "flowrt-deadlines")
 
 

@@ -7,8 +7,8 @@ import struct
 import grpc
 import pytest
 
-from protos.service_paths import GRPC_OPTIONS
-from worker.remote_rendezvous import CLEANUP_BATCH_PATH
+from rpc.channels import GRPC_OPTIONS
+from rpc.service_paths import CLEANUP_BATCH_PATH
 
 TIMEOUT = 20.0
 

@@ -11,7 +11,8 @@ from common import tensor as tensor_util
 from common.dtypes import DataType
 from common.rendezvous import create_key
 from protos import worker_pb2
-from protos.service_paths import GRPC_OPTIONS, worker_stub
+from rpc.channels import GRPC_OPTIONS
+from rpc.service_paths import worker_stub
 from tests.worker import graphs as g
 from tests.worker.test_worker_rpc import (
     CPU0,

@@ -14,7 +14,8 @@ import pytest
 
 from common.errors import AbortedError, DeadlineExceededError
 from protos import worker_pb2
-from protos.service_paths import GRPC_OPTIONS, worker_stub
+from rpc.channels import GRPC_OPTIONS
+from rpc.service_paths import worker_stub
 from tests.worker.test_partial_run import (
     ABORTED,
     _counter_graph,

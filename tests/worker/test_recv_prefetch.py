@@ -12,8 +12,8 @@ import numpy as np
 from common.dtypes import DataType
 from common.graph.constructor import convert_graph_def_to_graph
 from common.rendezvous import create_key
+from tests.rpc.test_local_rpc import _count_grpc_recvs
 from tests.worker import graphs as g
-from tests.worker.test_local_rpc import _count_grpc_recvs
 from tests.worker.test_recv_tensor import W0, W1, _inc
 from worker.graph_mgr import _prefetch_keys
 

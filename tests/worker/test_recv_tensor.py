@@ -1,7 +1,7 @@
 """Worker-to-worker tensors over gRPC: two in-process workers on port 0; the consumer pulls
 from the producer over RecvTensorStream (large float, string, dead values), falls back to
 the unary TF RecvTensor for a peer without the stream, and reports a dead peer as
-Unavailable naming its task. The same-host socket (worker.local_rpc) is off here, as
+Unavailable naming its task. The same-host socket (rpc.local_rpc) is off here, as
 between hosts; tests/worker/test_local_rpc.py covers it."""
 
 from __future__ import annotations
@@ -18,10 +18,11 @@ from common.dtypes import DataType
 from common.errors import UnavailableError
 from common.rendezvous import create_key
 from protos import worker_pb2
-from protos.service_paths import GRPC_OPTIONS, add_worker_servicer, worker_stub
+from rpc.channels import GRPC_OPTIONS
+from rpc.recv_tensor import RecvTensorClient
+from rpc.service_paths import add_worker_servicer, worker_stub
 from tests.worker import graphs as g
 from tests.worker.graphs import CLIENT, CLIENT_INCARNATION
-from worker.remote_rendezvous import RecvTensorClient
 from worker.service import WorkerServicer
 from worker.worker import Worker
 

@@ -2,7 +2,7 @@
 message (inline, shared memory) comes back in the unary RecvTensorOne answer; one that
 needs several messages (no shared memory, above the inline size) is put back into the
 producer's rendezvous and streamed by a second call, arriving exactly. Two in-process
-workers on port 0, the same-host socket (worker.local_rpc) off as between hosts."""
+workers on port 0, the same-host socket (rpc.local_rpc) off as between hosts."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from common.dtypes import DataType
+from rpc import tensor_stream
 from tests.worker.test_recv_tensor import _no_unary, _transfer
-from worker import tensor_stream
 from worker.service import WorkerServicer
 
 

@@ -121,6 +121,6 @@ def test_remote_recv_after_abort_fails_with_the_abort_error():
 
 @pytest.mark.parametrize("name", [T1, f"{T1}/device:CPU:3"])
 def test_worker_cache_task_names(name):
-    from worker.worker_cache import canonical_task
+    from rpc.worker_cache import canonical_task
 
     assert canonical_task(name) == T1

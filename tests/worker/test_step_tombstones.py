@@ -71,7 +71,8 @@ def test_tombstones_are_bounded_oldest_first():
 
 def test_late_recv_tensor_and_run_graph_rpcs_are_aborted():
     from protos import error_codes_pb2, graph_pb2, worker_pb2
-    from protos.service_paths import GRPC_OPTIONS, worker_stub
+    from rpc.channels import GRPC_OPTIONS
+    from rpc.service_paths import worker_stub
     from tests.worker.graphs import const
     from worker.server import start_local_cluster
 

@@ -16,10 +16,11 @@ from common.dtypes import DataType
 from common.ops.list_ops import TensorList
 from common.rendezvous import create_key
 from protos import worker_pb2
-from protos.service_paths import GRPC_OPTIONS, worker_stub
+from rpc import local_rpc
+from rpc.channels import GRPC_OPTIONS
+from rpc.service_paths import worker_stub
 from tests.worker import graphs as g
 from tests.worker.graphs import CLIENT, CLIENT_INCARNATION
-from worker import local_rpc
 
 W0 = "/job:worker/replica:0/task:0/device:CPU:0"
 W1 = "/job:worker/replica:0/task:1/device:CPU:0"

@@ -15,7 +15,8 @@ import grpc
 import pytest
 
 from protos import worker_pb2
-from protos.service_paths import GRPC_OPTIONS, worker_stub
+from rpc.channels import GRPC_OPTIONS
+from rpc.service_paths import worker_stub
 
 REPO = Path(__file__).resolve().parents[2]
 START_TIMEOUT = 60.0

@@ -19,7 +19,8 @@ import grpc
 from common import device_name
 from common.cluster import ClusterSpec, task_name
 from common.errors import FailedPreconditionError, InvalidArgumentError, NotFoundError
-from protos.service_paths import GRPC_OPTIONS, WORKER_SERVICE_NAMES, WorkerStub, worker_stub
+from rpc.channels import GRPC_OPTIONS
+from rpc.service_paths import WORKER_SERVICE_NAMES, WorkerStub, worker_stub
 
 
 def parse_task(name: str) -> tuple[str, int]:

@@ -1,4 +1,4 @@
-"""Cached RPC call pool (worker.call_pool): results, errors, reuse, no queueing."""
+"""Cached RPC call pool (rpc.call_pool): results, errors, reuse, no queueing."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from worker.call_pool import CallPool
+from rpc.call_pool import CallPool
 
 
 def test_result_and_exception_reach_the_future():

@@ -5,7 +5,7 @@ entry). TensorFlow's master sends one CleanupGraph per task per step without wai
 each of those costs a gRPC call in Python on both ends (about a quarter of a trivial
 step's CPU), so finished steps are collected and sent as ONE CleanupGraphBatch per task
 (worker.service: the step ids as little-endian int64s; over the worker's Unix socket when
-it is on this host, worker.local_rpc) when MAX_BATCH steps are pending or the oldest has
+it is on this host, rpc.local_rpc) when MAX_BATCH steps are pending or the oldest has
 waited MAX_DELAY_S. A task answering UNIMPLEMENTED (a TensorFlow worker)
 gets one CleanupGraph per step instead, from then on. Errors are ignored: a dead task has
 no step state left to free. Aborting a failed step does not come here (it must be
@@ -28,8 +28,8 @@ from typing import Any
 import grpc
 
 from protos import worker_pb2
-from worker.local_rpc import CLEANUP_BATCH, LocalPeers
-from worker.remote_rendezvous import CLEANUP_BATCH_PATH
+from rpc.local_rpc import CLEANUP_BATCH, LocalPeers
+from rpc.service_paths import CLEANUP_BATCH_PATH
 
 MAX_BATCH = 32
 MAX_DELAY_S = 0.02

@@ -25,14 +25,6 @@ from protos import master_service_pb2, worker_service_pb2
 MASTER_SERVICE_NAMES = ("tensorflow.MasterService", "dataflow.MasterService")
 WORKER_SERVICE_NAMES = ("tensorflow.WorkerService", "dataflow.WorkerService")
 
-# TensorFlow allows 2^31-1 byte messages on its channels and servers; grpcio's
-# default 4 MiB receive limit breaks on large GraphDefs and tensors.
-MAX_MESSAGE_LENGTH = 2**31 - 1
-GRPC_OPTIONS = (
-    ("grpc.max_send_message_length", MAX_MESSAGE_LENGTH),
-    ("grpc.max_receive_message_length", MAX_MESSAGE_LENGTH),
-)
-
 MethodTable = Mapping[str, tuple[type[Message], type[Message]]]
 
 
@@ -181,3 +173,16 @@ def master_stub(channel: grpc.Channel, service_name: str = MASTER_SERVICE_NAMES[
 def worker_stub(channel: grpc.Channel, service_name: str = WORKER_SERVICE_NAMES[0]) -> WorkerStub:
     """Client for a worker; calls /tensorflow.WorkerService/<Method> by default."""
     return WorkerStub(channel, service_name, WORKER_METHODS)
+
+
+# -- our extension methods (TensorFlow workers answer them UNIMPLEMENTED) -------------------
+STREAM_SERVICE = "dataflow.WorkerService"
+STREAM_METHOD = "RecvTensorStream"
+STREAM_PATH = f"/{STREAM_SERVICE}/{STREAM_METHOD}"
+# RecvTensorStream's answer when it is one message, as a unary RPC (worker.service serves it).
+ONE_METHOD = "RecvTensorOne"
+ONE_PATH = f"/{STREAM_SERVICE}/{ONE_METHOD}"
+# Our batched CleanupGraph (the master's background cleanups): the request is the step ids
+# as little-endian int64s, the response empty. TensorFlow workers answer UNIMPLEMENTED.
+CLEANUP_BATCH_METHOD = "CleanupGraphBatch"
+CLEANUP_BATCH_PATH = f"/{STREAM_SERVICE}/{CLEANUP_BATCH_METHOD}"

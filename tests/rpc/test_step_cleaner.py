@@ -1,4 +1,4 @@
-"""Master step cleanup (master.step_cleaner): batches per task, flush, TF-worker fallback."""
+"""Master step cleanup (rpc.step_cleaner): batches per task, flush, TF-worker fallback."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import threading
 import grpc
 import pytest
 
-from master import step_cleaner
-from master.step_cleaner import StepCleaner
+from rpc import step_cleaner
+from rpc.step_cleaner import StepCleaner
 
 
 class _Unimplemented(grpc.RpcError):

@@ -16,7 +16,7 @@ into place (no bytes concatenation); a byte count that does not add up is DataLo
 `encode_stream` (what the server answers) adds two shortcuts: a value of at most
 INLINE_BYTES travels in message 0's tensor_content (one message), and a value of at least
 shm.MIN_BYTES whose request carries a matching same-host `ShmOffer` travels through
-shared memory (worker.shm): message 0 then has dtype + shape and a `ShmTensor`
+shared memory (rpc.shm): message 0 then has dtype + shape and a `ShmTensor`
 transport_options naming the segment, and nothing follows. Pure functions apart from the
 segments shm writes; safe from any thread.
 """
@@ -34,7 +34,7 @@ from common import dtypes
 from common import tensor as tensor_util
 from common.errors import DataLossError
 from protos import worker_pb2
-from worker import shm
+from rpc import shm
 
 CHUNK_BYTES = 2 << 20  # well below grpcio's default 4 MiB message limit
 INLINE_BYTES = 64 << 10  # up to this, the value rides in the first message
@@ -89,7 +89,7 @@ def encode_chunks(value: Any, is_dead: bool, chunk_bytes: int = CHUNK_BYTES) -> 
 
 def raw_messages(array: np.ndarray) -> list[Any]:
     """A memcpy-able value as two messages, head and ALL its bytes as one chunk (a view of
-    the array, not a copy): what a same-host socket answer carries (worker.local_rpc)."""
+    the array, not a copy): what a same-host socket answer carries (rpc.local_rpc)."""
     head = worker_pb2.RecvTensorResponse(send_start_micros=_now_micros())
     head.tensor.dtype = dtypes.as_proto_enum(tensor_util.infer_dtype(array))
     for d in array.shape:

@@ -1,4 +1,4 @@
-"""Same-host fast path (worker.local_rpc): calls over a worker's Unix socket.
+"""Same-host fast path (rpc.local_rpc): calls over a worker's Unix socket.
 
 First the transport alone (a LocalServer with test handlers: round trips, reused
 connections, concurrent and late answers, error codes, deadline, cancel, a server going
@@ -29,9 +29,9 @@ from common.errors import (
     UnimplementedError,
 )
 from common.rendezvous import create_key
+from rpc import local_rpc, shm, tensor_stream
 from tests.worker.test_recv_tensor import W0, W1, _inc, _no_unary, _transfer
 from tests.worker.test_recv_tensor_one import _count_calls
-from worker import local_rpc, shm, tensor_stream
 from worker.service import WorkerServicer
 
 ECHO, BLOCK, FAIL, CRASH = 1, 2, 3, 4

@@ -11,8 +11,8 @@ import pytest
 
 from common.errors import DataLossError
 from protos import worker_pb2
-from worker import shm
-from worker import tensor_stream as ts
+from rpc import shm
+from rpc import tensor_stream as ts
 
 pytestmark = pytest.mark.skipif(not shm.enabled(), reason="no /dev/shm")
 

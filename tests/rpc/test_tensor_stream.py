@@ -8,7 +8,7 @@ import pytest
 
 from common.errors import DataLossError
 from protos import worker_pb2
-from worker import tensor_stream as ts
+from rpc import tensor_stream as ts
 
 
 @pytest.mark.parametrize(

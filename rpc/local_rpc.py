@@ -14,7 +14,7 @@ hand-off can wait a scheduler slice.
 
 Discovery: a worker (a master) listens on a socket in a private directory (mode 0700)
 under /dev/shm, and answers our unary /dataflow.WorkerService/LocalEndpoint
-(/dataflow.MasterService/LocalEndpoint) with its host id (worker.shm.host_id: hostname,
+(/dataflow.MasterService/LocalEndpoint) with its host id (rpc.shm.host_id: hostname,
 boot id, and the identity of the /dev/shm mount, so two containers with private /dev/shm
 never match) and the socket path. `LocalPeers` asks each
 task once, and uses the socket only when the host id is its own and the socket connects;
@@ -69,8 +69,8 @@ from common.errors import (
     from_code,
     truncate,
 )
-from protos.service_paths import MASTER_METHODS, MethodTable
-from worker import shm
+from rpc import shm
+from rpc.service_paths import MASTER_METHODS, MethodTable
 
 log = logging.getLogger(__name__)
 

@@ -6,7 +6,7 @@ import pytest
 
 from common.cluster import ClusterSpec
 from common.errors import FailedPreconditionError, InvalidArgumentError
-from worker.worker_cache import WorkerCache, parse_task
+from rpc.worker_cache import WorkerCache, parse_task
 
 SPEC = ClusterSpec.from_dict({"jobs": {"worker": ["127.0.0.1:1", "127.0.0.1:2"]}})
 

@@ -1,0 +1,22 @@
+"""Transport, channels: the options every gRPC channel and server of flowrt carries.
+
+GRPC_OPTIONS lifts grpcio's message size limits to TensorFlow's; a worker's channels to its
+peers add CHANNEL_OPTIONS (see rpc.recv_tensor). Constants only; safe from any thread.
+"""
+
+from __future__ import annotations
+
+import grpc
+import grpc.experimental
+
+# TensorFlow allows 2^31-1 byte messages on its channels and servers; grpcio's
+# default 4 MiB receive limit breaks on large GraphDefs and tensors.
+MAX_MESSAGE_LENGTH = 2**31 - 1
+GRPC_OPTIONS = (
+    ("grpc.max_send_message_length", MAX_MESSAGE_LENGTH),
+    ("grpc.max_receive_message_length", MAX_MESSAGE_LENGTH),
+)
+
+# Options of a worker's channels to its peers (worker.remote_rendezvous: the stream call
+# runs on the waiting thread alone, no grpcio channel spin thread per step).
+CHANNEL_OPTIONS = (*GRPC_OPTIONS, (grpc.experimental.ChannelOptions.SingleThreadedUnaryStream, 1))

@@ -1,0 +1,131 @@
+"""Transport, the master's calls to workers: `WorkerCalls` is the master's only path to the
+tasks of a cluster. Every call takes a deadline and every failure becomes the OpError with
+the worker's code, naming the task (rpc.status). Calls are BLOCKING calls run on the shared
+cached pool (rpc.call_pool), returned as futures (RunGraph to a worker on this host over its
+Unix socket, rpc.local_rpc; everything else over gRPC): grpcio's own `.future()` starts a
+channel spin thread per idle channel, i.e. per step. CleanupGraph after a step goes through
+rpc.step_cleaner, batched per task, in the background. Thread-safe.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+from collections.abc import Sequence
+from typing import Any
+
+import grpc
+
+from common.errors import AbortedError, OpError, from_code
+from protos import worker_pb2
+from rpc import call_pool, local_rpc
+from rpc import status as rpc_status
+from rpc.step_cleaner import StepCleaner
+
+
+class WorkerCalls:
+    """Deadline-carrying calls to the tasks of a cluster through a WorkerCache."""
+
+    def __init__(self, cache: Any, rpc_timeout: float) -> None:
+        self.cache = cache
+        self.rpc_timeout = rpc_timeout
+        self._pool = call_pool.shared()
+        self._stubs: dict[str, tuple[Any, Any]] = {}  # task -> (channel, stub)
+        self._local = local_rpc.LocalPeers(cache.channel)  # same-host workers: a socket
+        self._cleaner = StepCleaner(cache.channel, self.stub, rpc_timeout, self._local)
+
+    def stub(self, task: str) -> Any:
+        """The task's stub, reused while the cache keeps the same channel."""
+        channel = self.cache.channel(task)
+        entry = self._stubs.get(task)
+        if entry is None or entry[0] is not channel:
+            entry = (channel, self.cache.stub(task))
+            self._stubs[task] = entry
+        return entry[1]
+
+    def future(
+        self, task: str, method: str, request: Any, timeout: float | None = None,
+        wait_for_ready: bool = False, inline: bool = False,
+    ) -> concurrent.futures.Future:
+        """The call as a future: a blocking call on a pooled thread (see the docstring),
+        or with `inline` on this thread (the future is done when this returns). RunGraph
+        to a worker on this host goes over its local socket (rpc.local_rpc)."""
+        local = None
+        if method == "RunGraph" and not wait_for_ready:
+            local = self._local.start(task, local_rpc.RUN_GRAPH, request.SerializeToString(),
+                                      timeout or self.rpc_timeout)
+        if local is not None:
+            def call() -> Any:
+                return local_rpc.parse(worker_pb2.RunGraphResponse, local.finish())
+        else:
+            multicallable = getattr(self.stub(task), method)
+
+            def call() -> Any:
+                return multicallable(
+                    request, timeout=timeout or self.rpc_timeout, wait_for_ready=wait_for_ready
+                )
+
+        if not inline:
+            return self._pool.submit(call)
+        future: concurrent.futures.Future = concurrent.futures.Future()
+        future.set_running_or_notify_cancel()
+        try:
+            future.set_result(call())
+        except Exception as exc:  # noqa: BLE001  (the future carries every failure)
+            future.set_exception(exc)
+        return future
+
+    @staticmethod
+    def result(task: str, method: str, future: Any) -> Any:
+        """The response of a finished future, or the OpError naming `task`."""
+        try:
+            response = future.result()
+        except (grpc.FutureCancelledError, concurrent.futures.CancelledError):
+            raise AbortedError(f"{method} on {task} was cancelled") from None
+        except grpc.RpcError as err:
+            raise rpc_status.from_rpc_error(err, task, method) from None
+        code = getattr(response, "status_code", 0)
+        if code:
+            raise from_code(code, response.status_error_message)
+        return response
+
+    def call(self, task: str, method: str, request: Any, timeout: float | None = None,
+             wait_for_ready: bool = False) -> Any:
+        return self.result(
+            task, method, self.future(task, method, request, timeout, wait_for_ready)
+        )
+
+    def call_all(
+        self, requests: dict[str, Any], method: str, timeout: float | None = None,
+        wait_for_ready: bool = False,
+    ) -> dict[str, Any]:
+        """The same RPC to several tasks in parallel; raises the first task's error."""
+        futures = {
+            task: self.future(task, method, req, timeout, wait_for_ready)
+            for task, req in requests.items()
+        }
+        results: dict[str, Any] = {}
+        first: OpError | None = None
+        for task, fut in futures.items():
+            try:
+                results[task] = self.result(task, method, fut)
+            except OpError as e:
+                first = first or e
+        if first is not None:
+            raise first
+        return results
+
+    # -- CleanupGraph ----------------------------------------------------------------------
+    def cleanup_async(self, step_id: int, tasks: Sequence[str]) -> None:
+        """CleanupGraph(step_id) on every task, in the background, batched
+        (rpc.step_cleaner)."""
+        self._cleaner.add(step_id, tasks)
+
+    def wait_for_cleanups(self, timeout: float | None = None) -> bool:
+        """Send the pending cleanups now and wait for them; False if `timeout` passed."""
+        return self._cleaner.flush(timeout)
+
+    def close(self, timeout: float | None = 10.0) -> None:
+        """Send the pending cleanups and stop their thread, close the local connections
+        (before the channels close)."""
+        self._cleaner.close(timeout)
+        self._local.close()
