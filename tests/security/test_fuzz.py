@@ -16,8 +16,9 @@ from hypothesis import strategies as st
 from common.errors import Code, OpError
 from deploy.launcher import LocalCluster
 from protos import master_pb2, worker_pb2
-from protos.service_paths import (
-    GRPC_OPTIONS,
+from rpc import local_rpc
+from rpc.channels import GRPC_OPTIONS
+from rpc.service_paths import (
     MASTER_METHODS,
     MASTER_SERVICE_NAMES,
     WORKER_METHODS,
@@ -26,7 +27,6 @@ from protos.service_paths import (
     method_path,
     worker_stub,
 )
-from worker import local_rpc
 
 from .conftest import stop_cluster
 
