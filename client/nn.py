@@ -1,5 +1,6 @@
 """Client API: tf.nn."""
 
+from client.layers.normalization import batch_normalization  # noqa: E402, F401
 from client.ops import rnn_cell_impl as rnn_cell  # noqa: E402, F401
 from client.ops.array_ops import space_to_batch  # noqa: F401
 from client.ops.candidate_sampling_ops import (  # noqa: F401

@@ -995,3 +995,15 @@ def _diag_part(op: Any) -> list[Any]:
     if x.ndims is None or x.ndims % 2:
         return [UNKNOWN]
     return [TensorShape(x.as_list()[: x.ndims // 2])]
+
+
+@_reg("FusedBatchNorm", "FusedBatchNormV2", "FusedBatchNormV3")
+def _fused_batch_norm(op: Any) -> list[Any]:
+    x = _in(op)
+    c = None
+    if x.ndims == 4:
+        fmt = _attr(op, "data_format") or "NHWC"
+        fmt = fmt.decode() if isinstance(fmt, bytes) else fmt
+        c = x.as_list()[3 if fmt == "NHWC" else 1]
+    vec = TensorShape([c])
+    return [x, vec, vec, vec, vec] + ([TensorShape(None)] if op.type == "FusedBatchNormV3" else [])

@@ -1,4 +1,22 @@
 """Client API: tf.compat.v1.layers."""
 
 from client.layers.base import Layer  # noqa: F401
+from client.layers.convolutional import (  # noqa: F401
+    AveragePooling1D,
+    AveragePooling2D,
+    Conv1D,
+    Conv2D,
+    Conv2DTranspose,
+    MaxPooling1D,
+    MaxPooling2D,
+    average_pooling1d,
+    average_pooling2d,
+    conv1d,
+    conv2d,
+    conv2d_transpose,
+    max_pooling1d,
+    max_pooling2d,
+)
 from client.layers.core import Dense, Dropout, Flatten, dense, dropout, flatten  # noqa: F401
+from client.layers.normalization import BatchNormalization  # noqa: F401
+from client.layers.normalization import batch_normalization_fn as batch_normalization  # noqa: F401

@@ -49,6 +49,9 @@ class Layer:
         self._dtype = dtypes.as_dtype(dtype) if dtype is not None else None
         self._reuse = _reuse
         self._scope: Any = None
+        if _scope:  # the functional forms (tf.layers.dense(..., name=)) pass their name
+            with vs.variable_scope(_scope) as s:
+                self._scope = s
         self.built = False
         self._trainable_weights: list[Any] = []
         self._non_trainable_weights: list[Any] = []

@@ -189,3 +189,29 @@ def _avg_pool_grad(op: Any, grad: Any) -> Any:
 def _avg_pool_grad_grad(op: Any, grad: Any) -> Any:
     attrs = attrs_of(op, "ksize", "strides", "padding", "data_format")
     return None, op1("AvgPool", [grad], attrs)
+
+
+def _fused_batch_norm_grad(op: Any, *grad: Any) -> Any:
+    """TF's _BaseFusedBatchNormGrad: FusedBatchNormGradV3 with the forward op's reserve
+    spaces in training, with the population statistics (in NHWC) in inference."""
+    x, grad_y, scale = op.inputs[0], grad[0], op.inputs[1]
+    fmt = op.get_attr("data_format")
+    fmt = fmt.decode() if isinstance(fmt, bytes) else fmt
+    is_training = op.get_attr("is_training")
+    attrs = {"epsilon": op.get_attr("epsilon"), "is_training": is_training}
+    if is_training:
+        ins = [grad_y, x, scale, op.outputs[3], op.outputs[4], op.outputs[5]]
+        attrs["data_format"] = fmt
+    else:
+        if fmt == "NCHW":
+            x = array_ops.transpose(x, [0, 2, 3, 1])
+            grad_y = array_ops.transpose(grad_y, [0, 2, 3, 1])
+        ins = [grad_y, x, scale, op.inputs[3], op.inputs[4], op.outputs[5]]
+        attrs["data_format"] = "NHWC"
+    dx, dscale, doffset = apply_op("FusedBatchNormGradV3", ins, attrs).outputs[:3]
+    if not is_training and fmt == "NCHW":
+        dx = array_ops.transpose(dx, [0, 3, 1, 2])
+    return [dx, dscale, doffset, None, None]
+
+
+RegisterGradient("FusedBatchNormV3")(_fused_batch_norm_grad)

@@ -1,0 +1,353 @@
+"""Client API: tf.compat.v1.layers convolution and pooling layers (Conv1D/2D,
+Conv2DTranspose, Max/AveragePooling 1D/2D) over Conv2D, Conv2DBackpropInput, MaxPool and
+AvgPool, with tf_keras's variable names ("conv2d/kernel", "conv2d/bias") and op layout
+(1-D layers expand to 2-D and squeeze back)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from client.framework.op_builder import apply_op, convert_to_tensor
+from client.layers.base import Layer
+from client.ops import array_ops, init_ops, nn_ops
+
+
+def _tuple(v: Any, n: int) -> tuple[int, ...]:
+    if isinstance(v, int):
+        return (v,) * n
+    v = tuple(int(x) for x in v)
+    if len(v) != n:
+        raise ValueError(f"The argument must be a tuple of {n} integers. Received: {v}")
+    return v
+
+
+def _padding(p: str) -> str:
+    p = p.upper()
+    if p not in ("VALID", "SAME"):
+        raise ValueError(f"The `padding` argument must be one of 'valid', 'same'. Received: {p}")
+    return p
+
+
+def _channels_last(data_format: str | None) -> bool:
+    if data_format in (None, "channels_last"):
+        return True
+    if data_format == "channels_first":
+        return False
+    raise ValueError(
+        "The `data_format` argument must be one of 'channels_first', 'channels_last'. "
+        f"Received: {data_format}"
+    )
+
+
+class _Conv(Layer):
+    rank = 2
+
+    def __init__(
+        self,
+        filters: int,
+        kernel_size: Any,
+        strides: Any = 1,
+        padding: str = "valid",
+        data_format: str = "channels_last",
+        dilation_rate: Any = 1,
+        activation: Any = None,
+        use_bias: bool = True,
+        kernel_initializer: Any = None,
+        bias_initializer: Any = None,
+        kernel_regularizer: Any = None,
+        bias_regularizer: Any = None,
+        activity_regularizer: Any = None,
+        kernel_constraint: Any = None,
+        bias_constraint: Any = None,
+        trainable: bool = True,
+        name: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(trainable=trainable, name=name, **kwargs)
+        self.filters = int(filters)
+        self.kernel_size = _tuple(kernel_size, self.rank)
+        self.strides = _tuple(strides, self.rank)
+        self.padding = _padding(padding)
+        self.channels_last = _channels_last(data_format)
+        self.dilation_rate = _tuple(dilation_rate, self.rank)
+        self.activation = activation
+        self.use_bias = use_bias
+        self.kernel_initializer = kernel_initializer
+        self.bias_initializer = bias_initializer or init_ops.zeros_initializer()
+        self.kernel_regularizer = kernel_regularizer
+        self.bias_regularizer = bias_regularizer
+
+    def _in_channels(self, input_shape: Any) -> int:
+        c = input_shape[-1] if self.channels_last else input_shape[1]
+        if c is None:
+            raise ValueError("The channel dimension of the inputs should be defined. Found `None`.")
+        return int(c)
+
+    def _kernel_shape(self, in_channels: int) -> list[int]:
+        return [*self.kernel_size, in_channels, self.filters]
+
+    def build(self, input_shape: Any) -> None:
+        self.kernel = self.add_weight(
+            "kernel",
+            self._kernel_shape(self._in_channels(input_shape)),
+            initializer=self.kernel_initializer,
+            regularizer=self.kernel_regularizer,
+        )
+        self.bias = None
+        if self.use_bias:
+            self.bias = self.add_weight(
+                "bias",
+                [self.filters],
+                initializer=self.bias_initializer,
+                regularizer=self.bias_regularizer,
+            )
+
+    def _conv2d(self, x: Any, kernel: Any, strides: tuple, dilations: tuple, name: Any) -> Any:
+        fmt = "NHWC" if self.channels_last else "NCHW"
+        if self.channels_last:
+            s, d = [1, *strides, 1], [1, *dilations, 1]
+        else:
+            s, d = [1, 1, *strides], [1, 1, *dilations]
+        return nn_ops.conv2d(x, kernel, s, self.padding, data_format=fmt, dilations=d, name=name)
+
+    def _finish(self, outputs: Any) -> Any:
+        if self.use_bias:
+            fmt = "NHWC" if self.channels_last else "NCHW"
+            outputs = nn_ops.bias_add(outputs, self.bias, data_format=fmt)
+        if self.activation is not None:
+            outputs = self.activation(outputs)
+        return outputs
+
+    def call(self, inputs: Any) -> Any:
+        inputs = convert_to_tensor(inputs)
+        return self._finish(
+            self._conv2d(inputs, self.kernel, self.strides, self.dilation_rate, "Conv2D")
+        )
+
+
+class Conv2D(_Conv):
+    rank = 2
+
+
+class Conv1D(_Conv):
+    """A 1-D convolution as TF builds it: ExpandDims, Conv2D, Squeeze (scope "conv1d")."""
+
+    rank = 1
+
+    def call(self, inputs: Any) -> Any:
+        from client.framework import ops as _ops
+
+        inputs = convert_to_tensor(inputs)
+        spatial = 1 if self.channels_last else 2
+        with _ops.name_scope(None, "conv1d", [inputs, self.kernel]) as scope:
+            x = array_ops.expand_dims(inputs, spatial)
+            k = array_ops.expand_dims(self.kernel, 0)
+            y = self._conv2d(x, k, (1, *self.strides), (1, *self.dilation_rate), None)
+            out = array_ops.squeeze(y, [spatial], name=scope)
+        return self._finish(out)
+
+
+class Conv2DTranspose(Conv2D):
+    """The gradient of a convolution as a layer (Conv2DBackpropInput); kernel is
+    [kh, kw, filters, in_channels]."""
+
+    def __init__(
+        self,
+        filters: int,
+        kernel_size: Any,
+        strides: Any = (1, 1),
+        padding: str = "valid",
+        data_format: str = "channels_last",
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(filters, kernel_size, strides, padding, data_format, **kwargs)
+
+    def _kernel_shape(self, in_channels: int) -> list[int]:
+        return [*self.kernel_size, self.filters, in_channels]
+
+    def call(self, inputs: Any) -> Any:
+        inputs = convert_to_tensor(inputs)
+        shape = array_ops.shape(inputs)
+        h_axis, w_axis = (1, 2) if self.channels_last else (2, 3)
+        batch = shape[0]
+        h, w = shape[h_axis], shape[w_axis]
+        (kh, kw), (sh, sw) = self.kernel_size, self.strides
+
+        def out_len(n: Any, k: int, s: int) -> Any:
+            return n * s + max(k - s, 0) if self.padding == "VALID" else n * s
+
+        oh, ow = out_len(h, kh, sh), out_len(w, kw, sw)
+        if self.channels_last:
+            out_shape = array_ops.stack([batch, oh, ow, self.filters])
+            strides = [1, sh, sw, 1]
+        else:
+            out_shape = array_ops.stack([batch, self.filters, oh, ow])
+            strides = [1, 1, sh, sw]
+        outputs = apply_op(
+            "Conv2DBackpropInput",
+            [out_shape, self.kernel, inputs],
+            {
+                "strides": strides,
+                "padding": self.padding,
+                "data_format": "NHWC" if self.channels_last else "NCHW",
+                "dilations": [1, 1, 1, 1],
+            },
+            "conv2d_transpose",
+        ).outputs[0]
+        static = inputs.shape
+        if static.ndims == 4:
+            dims = static.as_list()
+            sh_, sw_ = (dims[h_axis], dims[w_axis])
+            oh_s = (
+                None
+                if sh_ is None
+                else (sh_ * sh + max(kh - sh, 0) if self.padding == "VALID" else sh_ * sh)
+            )
+            ow_s = (
+                None
+                if sw_ is None
+                else (sw_ * sw + max(kw - sw, 0) if self.padding == "VALID" else sw_ * sw)
+            )
+            full = (
+                [dims[0], oh_s, ow_s, self.filters]
+                if self.channels_last
+                else [dims[0], self.filters, oh_s, ow_s]
+            )
+            outputs.set_shape(full)
+        return self._finish(outputs)
+
+
+def _conv_fn(cls: type) -> Any:
+    def fn(
+        inputs: Any,
+        filters: int,
+        kernel_size: Any,
+        strides: Any = 1,
+        padding: str = "valid",
+        data_format: str = "channels_last",
+        dilation_rate: Any = 1,
+        activation: Any = None,
+        use_bias: bool = True,
+        kernel_initializer: Any = None,
+        bias_initializer: Any = None,
+        kernel_regularizer: Any = None,
+        bias_regularizer: Any = None,
+        activity_regularizer: Any = None,
+        kernel_constraint: Any = None,
+        bias_constraint: Any = None,
+        trainable: bool = True,
+        name: str | None = None,
+        reuse: Any = None,
+    ) -> Any:
+        kwargs: dict[str, Any] = {}
+        if cls is not Conv2DTranspose:
+            kwargs["dilation_rate"] = dilation_rate
+        layer = cls(
+            filters,
+            kernel_size,
+            strides=strides,
+            padding=padding,
+            data_format=data_format,
+            activation=activation,
+            use_bias=use_bias,
+            kernel_initializer=kernel_initializer,
+            bias_initializer=bias_initializer,
+            kernel_regularizer=kernel_regularizer,
+            bias_regularizer=bias_regularizer,
+            trainable=trainable,
+            name=name,
+            _reuse=reuse,
+            _scope=name,
+            **kwargs,
+        )
+        return layer(inputs)
+
+    return fn
+
+
+conv1d = _conv_fn(Conv1D)
+conv2d = _conv_fn(Conv2D)
+conv2d_transpose = _conv_fn(Conv2DTranspose)
+
+
+class _Pooling(Layer):
+    rank = 2
+    op_type = "MaxPool"
+
+    def __init__(
+        self,
+        pool_size: Any,
+        strides: Any,
+        padding: str = "valid",
+        data_format: str = "channels_last",
+        name: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(name=name, **kwargs)
+        self.pool_size = _tuple(pool_size, self.rank)
+        self.strides = _tuple(strides if strides is not None else pool_size, self.rank)
+        self.padding = _padding(padding)
+        self.channels_last = _channels_last(data_format)
+
+    def _pool2d(self, x: Any, pool: tuple, strides: tuple) -> Any:
+        fmt = "NHWC" if self.channels_last else "NCHW"
+        if self.channels_last:
+            k, s = [1, *pool, 1], [1, *strides, 1]
+        else:
+            k, s = [1, 1, *pool], [1, 1, *strides]
+        return apply_op(
+            self.op_type,
+            [x],
+            {"ksize": k, "strides": s, "padding": self.padding, "data_format": fmt},
+            self.op_type,
+        ).outputs[0]
+
+    def call(self, inputs: Any) -> Any:
+        inputs = convert_to_tensor(inputs)
+        if self.rank == 2:
+            return self._pool2d(inputs, self.pool_size, self.strides)
+        axis = 2 if self.channels_last else 3
+        x = array_ops.expand_dims(inputs, axis)
+        y = (
+            self._pool2d(x, (*self.pool_size, 1), (*self.strides, 1))
+            if self.channels_last
+            else self._pool2d(x, (*self.pool_size, 1), (*self.strides, 1))
+        )
+        return array_ops.squeeze(y, [axis])
+
+
+class MaxPooling2D(_Pooling):
+    pass
+
+
+class AveragePooling2D(_Pooling):
+    op_type = "AvgPool"
+
+
+class MaxPooling1D(_Pooling):
+    rank = 1
+
+
+class AveragePooling1D(_Pooling):
+    rank = 1
+    op_type = "AvgPool"
+
+
+def _pool_fn(cls: type) -> Any:
+    def fn(
+        inputs: Any,
+        pool_size: Any,
+        strides: Any,
+        padding: str = "valid",
+        data_format: str = "channels_last",
+        name: str | None = None,
+    ) -> Any:
+        return cls(pool_size, strides, padding=padding, data_format=data_format, name=name)(inputs)
+
+    return fn
+
+
+max_pooling1d = _pool_fn(MaxPooling1D)
+max_pooling2d = _pool_fn(MaxPooling2D)
+average_pooling1d = _pool_fn(AveragePooling1D)
+average_pooling2d = _pool_fn(AveragePooling2D)

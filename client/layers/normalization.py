@@ -1,0 +1,230 @@
+"""Client API: tf.compat.v1.layers.BatchNormalization / batch_normalization.
+
+Variables "<scope>/gamma", "beta", "moving_mean", "moving_variance" (the moving ones are
+not trainable). 4-D inputs normalized on the channel axis use FusedBatchNormV3, others
+nn.moments + the batch_normalization formula, as tf_keras does. In training the moving
+averages are updated by "AssignMovingAvg" ops (moving -= (moving - batch) * (1 - momentum))
+that the layer puts in UPDATE_OPS: run them with the train op, as TF1 programs do.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from client.framework import dtypes
+from client.framework import ops as _ops
+from client.framework.op_builder import apply_op, convert_to_tensor
+from client.layers.base import Layer
+from client.ops import array_ops, control_flow_ops, init_ops, math_ops, nn_ops
+
+
+class BatchNormalization(Layer):
+    def __init__(
+        self,
+        axis: int = -1,
+        momentum: float = 0.99,
+        epsilon: float = 1e-3,
+        center: bool = True,
+        scale: bool = True,
+        beta_initializer: Any = None,
+        gamma_initializer: Any = None,
+        moving_mean_initializer: Any = None,
+        moving_variance_initializer: Any = None,
+        beta_regularizer: Any = None,
+        gamma_regularizer: Any = None,
+        beta_constraint: Any = None,
+        gamma_constraint: Any = None,
+        renorm: bool = False,
+        fused: Any = None,
+        trainable: bool = True,
+        virtual_batch_size: Any = None,
+        adjustment: Any = None,
+        name: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(trainable=trainable, name=name, **kwargs)
+        if renorm or virtual_batch_size is not None or adjustment is not None:
+            raise ValueError(
+                "BatchNormalization: renorm, virtual_batch_size and adjustment are not "
+                "supported by this client"
+            )
+        self.axis = axis
+        self.momentum, self.epsilon = momentum, epsilon
+        self.center, self.scale = center, scale
+        self.beta_initializer = beta_initializer or init_ops.zeros_initializer()
+        self.gamma_initializer = gamma_initializer or init_ops.ones_initializer()
+        self.moving_mean_initializer = moving_mean_initializer or init_ops.zeros_initializer()
+        self.moving_variance_initializer = (
+            moving_variance_initializer or init_ops.ones_initializer()
+        )
+        self.beta_regularizer, self.gamma_regularizer = beta_regularizer, gamma_regularizer
+        self.fused = fused
+
+    def build(self, input_shape: Any) -> None:
+        ndims = input_shape.ndims
+        if ndims is None:
+            raise ValueError(f"Input has undefined rank. Received: input_shape={input_shape}.")
+        axis = self.axis % ndims
+        self._axis = axis
+        if self.fused is None:
+            self.fused = ndims == 4 and axis in (1, 3)
+        elif self.fused and not (ndims == 4 and axis in (1, 3)):
+            raise ValueError("fused batch norm needs 4-D inputs normalized on axis 1 or 3")
+        dim = input_shape[axis]
+        if dim is None:
+            raise ValueError(f"Axis {self.axis} of input tensor should have a defined dimension")
+        shape = [int(dim)]
+        dt = self.dtype if self.dtype not in (dtypes.float16, dtypes.bfloat16) else dtypes.float32
+        self.gamma = (
+            self.add_weight("gamma", shape, dt, self.gamma_initializer, self.gamma_regularizer)
+            if self.scale
+            else None
+        )
+        self.beta = (
+            self.add_weight("beta", shape, dt, self.beta_initializer, self.beta_regularizer)
+            if self.center
+            else None
+        )
+        self.moving_mean = self.add_weight(
+            "moving_mean", shape, dt, self.moving_mean_initializer, trainable=False
+        )
+        self.moving_variance = self.add_weight(
+            "moving_variance", shape, dt, self.moving_variance_initializer, trainable=False
+        )
+
+    def _assign_moving_average(self, variable: Any, value: Any) -> Any:
+        with _ops.name_scope(None, "AssignMovingAvg") as scope, _ops.colocate_with(variable.handle):
+            decay = convert_to_tensor(1.0 - self.momentum, name="decay")
+            if decay.dtype != variable.dtype.base_dtype:
+                decay = math_ops.cast(decay, variable.dtype.base_dtype)
+            delta = (variable - math_ops.cast(value, variable.dtype)) * decay
+            return variable.assign_sub(delta, name=scope, read_value=False)
+
+    def call(self, inputs: Any, training: Any = False) -> Any:
+        inputs = convert_to_tensor(inputs)
+        if isinstance(training, (bool, np.bool_)):
+            return self._call(inputs, bool(training))
+        training = convert_to_tensor(training)
+        return control_flow_ops.cond(
+            training, lambda: self._call(inputs, True), lambda: self._call(inputs, False)
+        )
+
+    def _call(self, inputs: Any, training: bool) -> Any:
+        if self.fused:
+            return self._fused(inputs, training)
+        ndims = inputs.shape.ndims
+        reduction_axes = [i for i in range(ndims) if i != self._axis]
+        broadcast = [1] * ndims
+        broadcast[self._axis] = int(inputs.shape[self._axis])
+
+        def bcast(v: Any) -> Any:
+            if v is None or self._axis == ndims - 1:
+                return v
+            return array_ops.reshape(v, broadcast)
+
+        if training:
+            mean, variance = nn_ops.moments(inputs, reduction_axes)
+            self.add_update(self._assign_moving_average(self.moving_mean, mean))
+            self.add_update(self._assign_moving_average(self.moving_variance, variance))
+        else:
+            mean = convert_to_tensor(self.moving_mean)
+            variance = convert_to_tensor(self.moving_variance)
+        return batch_normalization(
+            inputs, bcast(mean), bcast(variance), bcast(self.beta), bcast(self.gamma), self.epsilon
+        )
+
+    def _fused(self, inputs: Any, training: bool) -> Any:
+        n = int(inputs.shape[self._axis])
+        gamma = self.gamma if self.gamma is not None else array_ops.ones([n])
+        beta = self.beta if self.beta is not None else array_ops.zeros([n])
+        fmt = "NHWC" if self._axis == 3 else "NCHW"
+        empty = convert_to_tensor(np.zeros([0], np.float32))
+        mean_in = empty if training else convert_to_tensor(self.moving_mean)
+        var_in = empty if training else convert_to_tensor(self.moving_variance)
+        op = apply_op(
+            "FusedBatchNormV3",
+            [inputs, gamma, beta, mean_in, var_in],
+            {
+                "epsilon": self.epsilon,
+                "data_format": fmt,
+                "is_training": training,
+                "exponential_avg_factor": 1.0,
+            },
+            "FusedBatchNormV3",
+        )
+        if training:
+            self.add_update(self._assign_moving_average(self.moving_mean, op.outputs[1]))
+            self.add_update(self._assign_moving_average(self.moving_variance, op.outputs[2]))
+        return op.outputs[0]
+
+
+def batch_normalization(
+    x: Any,
+    mean: Any,
+    variance: Any,
+    offset: Any,
+    scale: Any,
+    variance_epsilon: float,
+    name: str | None = None,
+) -> Any:
+    """tf.nn.batch_normalization: x * inv + (offset - mean * inv), inv = scale / sqrt(var + eps)."""
+    with _ops.name_scope(name, "batchnorm", [x, mean, variance, scale, offset]):
+        inv = math_ops.rsqrt(variance + variance_epsilon)
+        if scale is not None:
+            inv = inv * scale
+        x = convert_to_tensor(x)
+        return x * math_ops.cast(inv, x.dtype) + math_ops.cast(
+            offset - mean * inv if offset is not None else -mean * inv, x.dtype
+        )
+
+
+def batch_normalization_fn(
+    inputs: Any,
+    axis: int = -1,
+    momentum: float = 0.99,
+    epsilon: float = 1e-3,
+    center: bool = True,
+    scale: bool = True,
+    beta_initializer: Any = None,
+    gamma_initializer: Any = None,
+    moving_mean_initializer: Any = None,
+    moving_variance_initializer: Any = None,
+    beta_regularizer: Any = None,
+    gamma_regularizer: Any = None,
+    beta_constraint: Any = None,
+    gamma_constraint: Any = None,
+    training: Any = False,
+    trainable: bool = True,
+    name: str | None = None,
+    reuse: Any = None,
+    renorm: bool = False,
+    renorm_clipping: Any = None,
+    renorm_momentum: float = 0.99,
+    fused: Any = None,
+    virtual_batch_size: Any = None,
+    adjustment: Any = None,
+) -> Any:
+    layer = BatchNormalization(
+        axis=axis,
+        momentum=momentum,
+        epsilon=epsilon,
+        center=center,
+        scale=scale,
+        beta_initializer=beta_initializer,
+        gamma_initializer=gamma_initializer,
+        moving_mean_initializer=moving_mean_initializer,
+        moving_variance_initializer=moving_variance_initializer,
+        beta_regularizer=beta_regularizer,
+        gamma_regularizer=gamma_regularizer,
+        renorm=renorm,
+        fused=fused,
+        trainable=trainable,
+        virtual_batch_size=virtual_batch_size,
+        adjustment=adjustment,
+        name=name,
+        _reuse=reuse,
+        _scope=name,
+    )
+    return layer(inputs, training=training)
