@@ -187,6 +187,7 @@ from client.ops.math_ops import (  # noqa: F401
 )
 from client.ops.random_ops import (  # noqa: F401
     multinomial,
+    random_gamma,
     random_normal,
     random_shuffle,
     random_uniform,
@@ -229,6 +230,7 @@ random = _NS(
     shuffle=random_shuffle,
     multinomial=multinomial,
     categorical=_random_ops.categorical,
+    gamma=_random_ops.random_gamma,
     set_random_seed=set_random_seed,
     get_seed=_random_ops.get_seed,
     stateless_uniform=_random_ops.stateless_random_uniform,

@@ -966,6 +966,14 @@ _reg(
 _reg("RandomShuffle")(_unary)
 
 
+@_reg("RandomGamma")
+def _random_gamma(op: Any) -> list[Any]:
+    shape, alpha = _shape_from_tensor(op.inputs[0]), _in(op, 1)
+    if shape.ndims is None or alpha.ndims is None:
+        return [UNKNOWN]
+    return [TensorShape(shape.as_list() + alpha.as_list())]
+
+
 @_reg("Multinomial", "StatelessMultinomial")
 def _multinomial(op: Any) -> list[Any]:
     logits = _in(op, 0)

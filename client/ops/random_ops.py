@@ -324,3 +324,32 @@ def stateless_categorical(
             [logits, num_samples, seed],
             {"output_dtype": dtypes.as_dtype(dtype)},
         ).outputs[0]
+
+
+def random_gamma(
+    shape: Any,
+    alpha: Any,
+    beta: Any = None,
+    dtype: Any = dtypes.float32,
+    seed: Any = None,
+    name: str | None = None,
+) -> Any:
+    """TF's random_gamma: RandomGamma over alpha broadcast against beta, / beta, floored
+    at the dtype's smallest normal number."""
+    import numpy as np
+
+    from client.ops import array_ops, math_ops
+
+    dtype = dtypes.as_dtype(dtype)
+    with _ops.name_scope(name, "random_gamma", [shape, alpha, beta]):
+        shape = convert_to_tensor(shape, name="shape", dtype=dtypes.int32)
+        alpha = convert_to_tensor(alpha, name="alpha", dtype=dtype)
+        beta = convert_to_tensor(beta if beta is not None else 1, name="beta", dtype=dtype)
+        dims = apply_op(
+            "BroadcastArgs", [array_ops.shape(alpha), array_ops.shape(beta)], {}
+        ).outputs[0]
+        alpha_b = array_ops.broadcast_to(alpha, dims)
+        seed1, seed2 = get_seed(seed)
+        sample = apply_op("RandomGamma", [shape, alpha_b], {"seed": seed1, "seed2": seed2})
+        tiny = float(np.finfo(dtype.as_numpy_dtype).tiny)
+        return math_ops.maximum(tiny, sample.outputs[0] / beta)

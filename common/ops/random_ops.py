@@ -213,6 +213,33 @@ def _multinomial(kc: KernelConstruction) -> Callable:
     return compute
 
 
+def _random_gamma(kc: KernelConstruction) -> Callable:
+    from common.ops.random.gamma import random_gamma
+
+    dt, guarded = mu.np_type(kc.attr("T")), _generator(kc)
+
+    def compute(ctx, inputs: list) -> list:
+        shape = output_shape(inputs[0])
+        alpha = np.asarray(inputs[1])
+        per_alpha = int(np.prod(shape, dtype=np.int64))
+        out_shape = shape + alpha.shape
+        if per_alpha * alpha.size == 0:
+            if per_alpha and alpha.size == 0:
+                raise InvalidArgumentError(
+                    f"Input alpha should have non-zero element count, got: {alpha.size}"
+                )
+            return [np.zeros(out_shape, dt)]
+        gen = guarded.reserve_random_outputs(per_alpha * alpha.size)
+        samples = random_gamma(gen, alpha, per_alpha)
+        # TF's CPU threads flush denormals to zero: a double result below the float
+        # range is 0 in a float output, not a float denormal.
+        if dt != np.float64:
+            samples[np.abs(samples) < np.finfo(np.float32).tiny] = 0.0
+        return [samples.astype(dt).reshape(out_shape)]
+
+    return compute
+
+
 def _register() -> None:
     seeds = ["seed: int = 0", "seed2: int = 0"]
     for name in ("RandomUniform", "RandomStandardNormal", "TruncatedNormal"):
@@ -244,6 +271,14 @@ def _register() -> None:
         stateful=True,
     )
     register_kernel("Multinomial", host_memory=("num_samples",))(_multinomial)
+    register_op(
+        "RandomGamma",
+        ["shape: S", "alpha: T"],
+        ["output: T"],
+        [*seeds, "S: {int32, int64}", "T: {half, float, double}"],
+        stateful=True,
+    )
+    register_kernel("RandomGamma", host_memory=("shape",))(_random_gamma)
 
 
 _register()

@@ -21,6 +21,7 @@ RANDOM_OPS = {
     "RandomUniformInt",
     "RandomShuffle",
     "Multinomial",
+    "RandomGamma",
     "StatelessRandomGetKeyCounter",
     "StatelessRandomUniformV2",
     "StatelessRandomNormalV2",
@@ -154,6 +155,8 @@ def test_random_ops_and_dropout():
             tf.random.stateless_uniform([4], seed=[3, 4], minval=-5, maxval=5, dtype=tf.int64),
             tf.random.stateless_normal([3], seed=[5, 6], mean=1.0, stddev=2.0),
             tf.random.stateless_truncated_normal([5], seed=[7, 8]),
+            tf.random_gamma([3, 2], [0.5, 1.0, 4.0], beta=[[2.0], [1.0]], seed=9),
+            tf.random.gamma([4], 2.5, dtype=tf.float64),
         ]
 
     ours, theirs = run_both(build)

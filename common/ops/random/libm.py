@@ -87,6 +87,7 @@ _UNARY = {
     ("log", np.dtype(np.float64)): "flowrt_log",
     ("exp", np.dtype(np.float64)): "flowrt_exp",
     ("log1p", np.dtype(np.float32)): "flowrt_log1pf",
+    ("log1p", np.dtype(np.float64)): "flowrt_log1p",
     ("expm1", np.dtype(np.float32)): "flowrt_expm1f",
 }
 
@@ -113,7 +114,7 @@ def exp(x: np.ndarray) -> np.ndarray:
 
 
 def log1p(x: np.ndarray) -> np.ndarray:
-    """log1pf for float32 arrays."""
+    """log1pf for float32 arrays, log1p for float64 ones."""
     return _unary("log1p", x)
 
 
@@ -144,4 +145,17 @@ def powf(x: np.ndarray, y: float) -> np.ndarray:
     out = np.empty_like(x)
     lib.flowrt_powf.restype = None
     lib.flowrt_powf(_ptr(x), ctypes.c_float(y), _ptr(out), ctypes.c_int64(x.size))
+    return out
+
+
+def pow(x: np.ndarray, y: np.ndarray) -> np.ndarray:  # noqa: A001 (the C name)
+    """pow(x, y) elementwise over float64 arrays."""
+    x = np.ascontiguousarray(x, np.float64)
+    y = np.ascontiguousarray(np.broadcast_to(y, x.shape), np.float64)
+    lib = _library()
+    if lib is None:
+        return np.power(x, y)
+    out = np.empty_like(x)
+    lib.flowrt_pow.restype = None
+    lib.flowrt_pow(_ptr(x), _ptr(y), _ptr(out), ctypes.c_int64(x.size))
     return out

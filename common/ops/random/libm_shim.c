@@ -38,3 +38,11 @@ void flowrt_expm1f(const float *x, float *out, int64_t n) {
 void flowrt_powf(const float *x, float y, float *out, int64_t n) {
     for (int64_t i = 0; i < n; ++i) out[i] = powf(x[i], y);
 }
+
+void flowrt_log1p(const double *x, double *out, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) out[i] = log1p(x[i]);
+}
+
+void flowrt_pow(const double *x, const double *y, double *out, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) out[i] = pow(x[i], y[i]);
+}

@@ -301,3 +301,26 @@ def test_stateful_streams_continue_across_fetch_signatures():
                     assert_same_bits(np.asarray(got), value, str(fetches))
         finally:
             ours.close()
+
+
+@pytest.mark.parametrize(
+    "alpha",
+    [
+        np.array([0.3, 1.0, 2.5, 10.0], np.float32),
+        np.array([[0.5], [1.0]], np.float64),
+        np.array(3.0, np.float16),
+        np.array([0.01, 1e3], np.float32),
+    ],
+    ids=["float", "double-2d", "half-scalar", "extremes"],
+)
+@pytest.mark.parametrize("shape", [[7], [2, 3], []])
+def test_random_gamma(alpha, shape):
+    assert_runs_match(
+        "RandomGamma",
+        [np.array(shape, np.int32), alpha],
+        lambda: tf1.raw_ops.RandomGamma(
+            shape=np.array(shape, np.int32), alpha=alpha, seed=5, seed2=6
+        ),
+        seed=5,
+        seed2=6,
+    )

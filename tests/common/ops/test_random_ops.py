@@ -40,6 +40,7 @@ def test_registered_the_whole_family():
         sorted(
             [
                 "Multinomial",
+                "RandomGamma",
                 "RandomShuffle",
                 "RandomStandardNormal",
                 "RandomUniform",
