@@ -363,3 +363,22 @@ def disable_v2_behavior() -> None:
 def executing_eagerly() -> _builtins.bool:
     """Always False: ops build graph nodes; values come from Session.run."""
     return False
+
+
+# Input pipelines: tf.io, tf.gfile (TF1's CamelCase names), tf.python_io, tf.image,
+# Example protos and parsing, SparseTensor.
+from client import gfile as _gfile  # noqa: E402
+from client import image, io, python_io  # noqa: E402, F401
+from client.framework.sparse_tensor import SparseTensor, SparseTensorValue  # noqa: E402, F401
+from client.ops.io_ops import matching_files, read_file, write_file  # noqa: E402, F401
+from client.ops.parsing_ops import (  # noqa: E402, F401
+    FixedLenFeature,
+    FixedLenSequenceFeature,
+    VarLenFeature,
+    decode_csv,
+    decode_raw,
+    parse_example,
+    parse_single_example,
+)
+
+gfile = _gfile.v1

@@ -26,6 +26,7 @@ import numpy as np
 from client.framework import ops as _ops
 from client.framework.indexed_slices import IndexedSlices, IndexedSlicesValue
 from client.framework.op_builder import convert_to_tensor
+from client.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from common import errors as _errors
 from common import tensor as _tensor
 from protos import config_pb2, master_pb2
@@ -59,6 +60,9 @@ class _FetchMapper:
             return ("namedtuple", type(f), [self._map(v) for v in f])
         if isinstance(f, (list, tuple)):
             return ("seq", type(f), [self._map(v) for v in f])
+        if isinstance(f, SparseTensor):  # fetched as a SparseTensorValue, as in TF
+            parts = [f.indices, f.values, f.dense_shape]
+            return ("indexed", SparseTensorValue, [self._map(v) for v in parts])
         if isinstance(f, IndexedSlices):  # fetched as an IndexedSlicesValue, as in TF
             parts = [f.values, f.indices] + ([f.dense_shape] if f.dense_shape is not None else [])
             return ("indexed", IndexedSlicesValue, [self._map(v) for v in parts])
@@ -82,7 +86,11 @@ class _FetchMapper:
     def _build(self, s: Any, values: list[Any]) -> Any:
         kind = s[0]
         if kind == "leaf":
-            return values[s[1]]
+            value = values[s[1]]
+            # A scalar string comes back as bytes, as TensorFlow's Session returns it.
+            if isinstance(value, np.ndarray) and value.dtype == object and value.ndim == 0:
+                return value.item()
+            return value
         if kind == "dict":
             return s[1]((k, self._build(v, values)) for k, v in s[2])
         if kind in ("namedtuple", "indexed"):

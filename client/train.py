@@ -40,5 +40,15 @@ from client.training.training_util import (  # noqa: F401
     global_step,
 )
 from protos.checkpoint_state_pb2 import CheckpointState  # noqa: F401
+from protos.example_pb2 import Example, SequenceExample  # noqa: F401
+from protos.feature_pb2 import (  # noqa: F401  (tf.train.Feature and friends)
+    BytesList,
+    Feature,
+    FeatureList,
+    FeatureLists,
+    Features,
+    FloatList,
+    Int64List,
+)
 
 GraphKeys = _ops.GraphKeys

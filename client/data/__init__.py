@@ -10,6 +10,11 @@ from client.data.iterator_ops import (  # noqa: F401
     make_initializable_iterator,
     make_one_shot_iterator,
 )
+from client.data.readers import (  # noqa: F401
+    FixedLengthRecordDataset,
+    TextLineDataset,
+    TFRecordDataset,
+)
 from client.data.structure import TensorSpec  # noqa: F401
 
 experimental = type(

@@ -124,6 +124,12 @@ def make_one_shot_iterator(dataset: Dataset) -> Iterator:
     function that rebuilds the dataset (its ops captured by value, so stateful inputs such
     as variables are refused: use make_initializable_iterator)."""
     variant = dataset._variant_tensor
+    # TF's make_one_shot_iterator takes get_seed(None) for its factory function: with a
+    # graph seed that uses up one op seed, which the ops built after it see.
+    from client.ops import random_ops
+
+    with variant.graph.as_default():
+        random_ops.get_seed(None)
     try:
         factory = _function.function_def_by_value(
             "_make_dataset_", [variant], _is_dataset_op,

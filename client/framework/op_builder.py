@@ -162,12 +162,14 @@ def _convert_inputs(
         elif arg.type_attr in inferred:
             want = inferred[arg.type_attr]
         tensors = []
-        for v in values:
+        is_list = bool(arg.number_attr or arg.type_list_attr)
+        for i, v in enumerate(values):
             try:
                 t = convert_to_tensor(
                     v,
                     dtype=None if want is None or _is_tensor_like(v) else _dtypes.as_dtype(want),
-                    name=arg.name,
+                    # convert_n_to_tensor's names for a list arg: "values_0", "values_1" ...
+                    name=f"{arg.name}_{i}" if is_list else arg.name,
                 )
             except (TypeError, ValueError) as e:
                 if want is not None and not _is_tensor_like(v):

@@ -1,0 +1,204 @@
+"""Client, graph building: tf.io.parse_example / parse_single_example with FixedLenFeature,
+VarLenFeature, FixedLenSequenceFeature (TensorFlow's parsing_ops.py / parsing_config.py:
+keys sorted, dense defaults built as TF builds them: "Const" for a required key, "key_<k>"
+reshaped to the feature's shape, a scalar padding value for sequence features), plus
+decode_raw and decode_csv, and the static shapes of their outputs. Not thread-safe.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from client.framework import dtypes as _dtypes
+from client.framework import ops as _ops
+from client.framework import shape_fns
+from client.framework.op_builder import apply_op, constant, convert_to_tensor
+from client.framework.sparse_tensor import SparseTensor
+from client.framework.tensor_shape import TensorShape
+
+
+class FixedLenFeature(NamedTuple):
+    shape: Any
+    dtype: Any
+    default_value: Any = None
+
+
+class FixedLenSequenceFeature(NamedTuple):
+    shape: Any
+    dtype: Any
+    allow_missing: bool = False
+    default_value: Any = None
+
+
+class VarLenFeature(NamedTuple):
+    dtype: Any
+
+
+def _key_name(prefix: str, key: str) -> str:
+    return prefix + re.sub("[^A-Za-z0-9_.\\-/]", "_", key)
+
+
+def _reshape(t: _ops.Tensor, shape: Any) -> _ops.Tensor:
+    return apply_op("Reshape", [t, np.asarray(list(shape), np.int32)], {}, "Reshape").outputs[0]
+
+
+def _dense_default(key: str, feature: Any) -> tuple[_ops.Tensor, TensorShape]:
+    dtype = _dtypes.as_dtype(feature.dtype)
+    if isinstance(feature, FixedLenSequenceFeature):
+        shape = TensorShape([None, *TensorShape(feature.shape).as_list()])
+        if feature.default_value is None:
+            return convert_to_tensor("" if dtype == _dtypes.string else 0, dtype=dtype), shape
+        value = convert_to_tensor(
+            feature.default_value, dtype=dtype, name=_key_name("padding_", key)
+        )
+        return _reshape(value, []), shape
+    shape = TensorShape(feature.shape)
+    if feature.default_value is None:
+        return constant([], dtype=dtype), shape
+    value = convert_to_tensor(feature.default_value, dtype=dtype, name=_key_name("key_", key))
+    return _reshape(value, shape.as_list()), shape
+
+
+def _parse(serialized: Any, features: dict, names: Any, name: str | None) -> dict:
+    if not features:
+        raise ValueError("Must provide at least one feature key.")
+    with _ops.name_scope(name, "ParseExample"):
+        serialized = convert_to_tensor(serialized, name="serialized")
+        sparse = [(k, f) for k, f in sorted(features.items()) if isinstance(f, VarLenFeature)]
+        dense = [(k, f) for k, f in sorted(features.items()) if not isinstance(f, VarLenFeature)]
+        defaults, shapes = [], []
+        for key, feature in dense:
+            if not isinstance(feature, (FixedLenFeature, FixedLenSequenceFeature)):
+                raise ValueError(f"Unsupported feature for key {key}: {feature!r}")
+            d, s = _dense_default(key, feature)
+            defaults.append(d)
+            shapes.append(s)
+        attrs = {
+            "num_sparse": len(sparse),
+            "sparse_types": [_dtypes.as_dtype(f.dtype) for _, f in sparse],
+            "ragged_value_types": [],
+            "ragged_split_types": [],
+            "dense_shapes": shapes,
+        }
+        keys = (
+            [k for k, _ in sparse] or _empty_strings(),
+            [k for k, _ in dense] or _empty_strings(),
+            _empty_strings(),
+        )
+        op = apply_op(
+            "ParseExampleV2",
+            [serialized, [] if names is None else names, *keys, defaults],
+            attrs,
+            name or "ParseExampleV2",
+        )
+    n = len(sparse)
+    outs = op.outputs
+    result: dict[str, Any] = {}
+    for i, (key, _) in enumerate(sparse):
+        result[key] = SparseTensor(outs[i], outs[n + i], outs[2 * n + i])
+    for i, (key, _) in enumerate(dense):
+        result[key] = outs[3 * n + i]
+    return result
+
+
+def _empty_strings() -> Any:
+    return np.zeros([0], dtype=object)
+
+
+def parse_example(
+    serialized: Any, features: dict, name: str | None = None, example_names: Any = None
+) -> dict:
+    """tf.io.parse_example: a batch (vector) of serialized Examples into a dict of dense
+    Tensors and SparseTensors, keyed as `features`."""
+    return _parse(serialized, features, example_names, name)
+
+
+def parse_single_example(
+    serialized: Any, features: dict, name: str | None = None, example_names: Any = None
+) -> dict:
+    """tf.io.parse_single_example: one serialized Example (a scalar)."""
+    if not features:
+        raise ValueError("Invalid argument: features cannot be empty.")
+    with _ops.name_scope(name, "ParseSingleExample"):
+        serialized = convert_to_tensor(serialized, name="serialized")
+        if serialized.shape.ndims not in (None, 0):
+            raise ValueError(f"Input serialized must be a scalar, got {serialized.shape}")
+        return _parse(serialized, features, example_names, None)
+
+
+def decode_raw(
+    input_bytes: Any = None,
+    out_type: Any = None,
+    little_endian: bool = True,
+    name: str | None = None,
+    bytes: Any = None,  # noqa: A002  (tf.compat.v1.decode_raw's old keyword)
+) -> _ops.Tensor:
+    value = input_bytes if input_bytes is not None else bytes
+    attrs = {"out_type": _dtypes.as_dtype(out_type), "little_endian": little_endian}
+    return apply_op("DecodeRaw", [value], attrs, name).outputs[0]
+
+
+def decode_csv(
+    records: Any,
+    record_defaults: Any,
+    field_delim: str = ",",
+    use_quote_delim: bool = True,
+    name: str | None = None,
+    na_value: str = "",
+    select_cols: Any = None,
+) -> list[_ops.Tensor]:
+    defaults = list(record_defaults)
+    attrs = {
+        "OUT_TYPE": [_default_dtype(d) for d in defaults],
+        "field_delim": field_delim,
+        "use_quote_delim": use_quote_delim,
+        "na_value": na_value,
+        "select_cols": list(select_cols or []),
+    }
+    return list(apply_op("DecodeCSV", [records, defaults], attrs, name).outputs)
+
+
+def _default_dtype(value: Any) -> Any:
+    """The dtype a record default converts to (Python ints int32, floats float32), without
+    adding a node: the op converts it under its own name ("DecodeCSV/record_defaults_0")."""
+    if isinstance(value, _ops.Tensor):
+        return value.dtype.base_dtype
+    arr = np.asarray(value)
+    if arr.dtype.kind in "USO":
+        return _dtypes.string
+    if arr.dtype == np.float64 and not isinstance(value, np.ndarray):
+        return _dtypes.float32
+    if arr.dtype == np.int64 and not isinstance(value, np.ndarray):
+        return _dtypes.int32
+    return _dtypes.as_dtype(arr.dtype)
+
+
+# -- static shapes ------------------------------------------------------------------------------
+@shape_fns._reg("ParseExampleV2")
+def _parse_example_shape(op: Any) -> list[Any]:
+    batch = op.inputs[0].shape
+    rank = batch.ndims
+    n = shape_fns._attr(op, "num_sparse")
+    dense_shapes = [TensorShape(s) for s in shape_fns._attr(op, "dense_shapes")]
+    ragged = len(shape_fns._attr(op, "ragged_value_types"))
+    sparse_rank = None if rank is None else rank + 1
+    out = [TensorShape([None, sparse_rank]) for _ in range(n)]
+    out += [TensorShape([None]) for _ in range(n)]
+    out += [TensorShape([sparse_rank]) for _ in range(n)]
+    out += [batch.concatenate(s) if rank is not None else TensorShape(None) for s in dense_shapes]
+    out += [TensorShape([None]) for _ in range(2 * ragged)]
+    return out
+
+
+@shape_fns._reg("DecodeRaw")
+def _decode_raw_shape(op: Any) -> list[Any]:
+    s = op.inputs[0].shape
+    return [s.concatenate([None]) if s.ndims is not None else TensorShape(None)]
+
+
+@shape_fns._reg("DecodeCSV")
+def _decode_csv_shape(op: Any) -> list[Any]:
+    return [op.inputs[0].shape] * len(op.outputs)
