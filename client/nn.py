@@ -11,6 +11,7 @@ from client.ops.candidate_sampling_ops import (  # noqa: F401
     uniform_candidate_sampler,
 )
 from client.ops.embedding_ops import embedding_lookup  # noqa: F401
+from client.ops.nn_impl import nce_loss, sampled_softmax_loss  # noqa: E402, F401
 from client.ops.nn_ops import (  # noqa: F401
     avg_pool,
     avg_pool2d,

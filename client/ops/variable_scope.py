@@ -220,6 +220,13 @@ def variable_scope(
         base = outer
         if not reuse:
             reuse = outer.reuse or reuse
+    if name_or_scope is not None:
+        # TF's close_variable_subscopes: re-entering a named scope restarts the numbering
+        # of the default-named scopes under it ("discriminator/dense" again on reuse).
+        counts = g.__dict__.setdefault("_variable_scope_counts", {})
+        for key in counts:
+            if key.startswith(full + "/"):
+                counts[key] = 0
     scope = VariableScope(
         reuse,
         full,

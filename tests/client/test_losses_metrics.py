@@ -136,3 +136,54 @@ def test_metrics_like_tf():
     assert_close(out[0], want[0], rtol=1e-5, atol=1e-6)
     assert out[1] == want[1]
     assert out[2] == want[2]
+
+
+@pytest.mark.parametrize("accidental_hits", [False, True])
+def test_sampled_losses_like_tf(accidental_hits):
+    """nce_loss and sampled_softmax_loss over TF's own seeded log-uniform sampler: the same
+    losses through four training steps (the samples are TensorFlow's)."""
+
+    def build(tf):
+        tf.set_random_seed(42)
+        rng = np.random.RandomState(0)
+        emb = tf.Variable(rng.randn(50, 8).astype(np.float32) * 0.1, name="emb")
+        w = tf.Variable(rng.randn(50, 8).astype(np.float32) * 0.1, name="w")
+        b = tf.Variable(np.zeros(50, np.float32), name="b")
+        x = tf.placeholder(tf.int32, [6])
+        y = tf.placeholder(tf.int64, [6, 2])
+        e = tf.nn.embedding_lookup(emb, x)
+        nce = tf.reduce_mean(
+            tf.nn.nce_loss(
+                w,
+                b,
+                y,
+                e,
+                num_sampled=5,
+                num_classes=50,
+                num_true=2,
+                remove_accidental_hits=accidental_hits,
+            )
+        )
+        ss = tf.reduce_mean(
+            tf.nn.sampled_softmax_loss(
+                w,
+                b,
+                y,
+                e,
+                num_sampled=5,
+                num_classes=50,
+                num_true=2,
+                remove_accidental_hits=accidental_hits,
+            )
+        )
+        train = tf.train.GradientDescentOptimizer(1.0).minimize(nce + ss)
+        xs = np.arange(1, 7)
+        ys = np.stack([xs + 1, xs + 2], 1)
+
+        def steps(sess):
+            return [sess.run([nce, ss, train], {x: xs, y: ys})[:2] for _ in range(4)]
+
+        return steps
+
+    out, want, _, _ = run_both(build)
+    assert_close(out, want)
