@@ -165,6 +165,10 @@ class Session:
         # ConfigProto) says, else on (L1: CSE + constant folding), TensorFlow's default;
         # `optimize=False` turns it off.
         self._optimizer_options = _optimizer_options(optimize, config)
+        self._rewrite_options = (
+            config.graph_options.rewrite_options
+            if config is not None and optimize is not False else None
+        )
         self._disable_partition_graphs = bool(
             config is not None and config.experimental.disable_output_partition_graphs
         )
@@ -282,7 +286,8 @@ class Session:
         # Always: with optimization off, only the functional-op lowering runs.
         options = self._optimizer_options
         optimize_graph(
-            graph, options=options if options is not None else disabled_options(), keep=targets
+            graph, options=options if options is not None else disabled_options(), keep=targets,
+            rewrite_options=self._rewrite_options,
         )
         place(
             graph,

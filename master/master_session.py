@@ -247,7 +247,8 @@ class MasterSession:
         )
         # CSE, constant folding, Identity and dead-node removal, as the session's
         # ConfigProto.graph_options.optimizer_options asks (TensorFlow's default: on).
-        optimize_graph(graph, options=options_from_config(self.config), keep=targets)
+        optimize_graph(graph, options=options_from_config(self.config), keep=targets,
+                       rewrite_options=self.config.graph_options.rewrite_options)
         endpoints = list(result.feed_nodes.values()) + list(result.fetch_nodes.values())
         for node in endpoints:
             node.assigned_device = ""  # placed with the graph, then pinned below

@@ -225,6 +225,16 @@ class Graph:
         del self._by_name[node.name]
         self._num_nodes -= 1
 
+    def remove_nodes(self, nodes: list[Node]) -> None:
+        """Remove many nodes and their edges in time linear in their degrees."""
+        edges = {e.id: e for node in nodes for e in (*node.in_edges, *node.out_edges)}
+        self.remove_edges(list(edges.values()))
+        for node in nodes:
+            assert node.is_op, "SOURCE and SINK cannot be removed"
+            self._nodes[node.id] = None
+            del self._by_name[node.name]
+            self._num_nodes -= 1
+
     def node(self, name: str) -> Node | None:
         return self._by_name.get(name)
 

@@ -13,6 +13,7 @@ from common.ops import (  # noqa: F401  (imported for their registrations)
     data_flow_ops,
     file_ops,
     functional_ops,
+    fused_ops,
     grad_ops,
     hash_ops,
     igamma_ops,

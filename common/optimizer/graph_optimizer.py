@@ -19,6 +19,9 @@ ops are always kept. The passes loop until nothing changes or `MAX_ROUNDS` round
     dead-node removal -> Identity removal -> constant folding (+ dead-node removal)
     -> common-subexpression elimination
 
+and then, where OptimizerOptions.global_jit_level is ON_1/ON_2 or RewriterConfig.remapping
+is ON (`rewrite_options`), elementwise fusion (common.optimizer.fuse_elementwise).
+
 Options follow TensorFlow's OptimizerOptions: opt_level L1 (0, the proto default) turns
 on CSE and constant folding; L0 (-1) leaves only what do_common_subexpression_elimination
 / do_constant_folding ask for. Identity and dead-node removal run whenever CSE or
@@ -35,6 +38,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from common.graph.graph import Graph
+from common.optimizer import fuse_elementwise as fusion
 from common.optimizer.constant_folding import DEFAULT_MAX_CONSTANT_BYTES, constant_fold
 from common.optimizer.cse import eliminate_common_subexpressions
 from common.optimizer.lower_functional import lower_functional_ops
@@ -51,6 +55,7 @@ class Passes:
     cse: bool = True
     constant_folding: bool = True
     max_constant_bytes: int = DEFAULT_MAX_CONSTANT_BYTES
+    fuse_elementwise: bool = False
 
     @property
     def any(self) -> bool:
@@ -67,6 +72,7 @@ class OptimizeStats:
     constants_folded: int = 0
     identities_removed: int = 0
     dead_removed: int = 0
+    fused_removed: int = 0
 
     @property
     def changed(self) -> bool:
@@ -75,10 +81,12 @@ class OptimizeStats:
         )
 
 
-def resolve_passes(options: Any = None) -> Passes:
-    """The passes an OptimizerOptions proto (or None: the defaults, L1) asks for."""
+def resolve_passes(options: Any = None, rewrite_options: Any = None) -> Passes:
+    """The passes an OptimizerOptions proto (or None: the defaults, L1) and a RewriterConfig
+    ask for."""
+    fuse = fusion.enabled(options, rewrite_options)
     if options is None:
-        return Passes()
+        return Passes(fuse_elementwise=fuse)
     level = int(getattr(options, "opt_level", L1))
     on = level >= L1
     max_bytes = int(getattr(options, "max_folded_constant_in_bytes", 0) or 0)
@@ -86,6 +94,7 @@ def resolve_passes(options: Any = None) -> Passes:
         cse=on or bool(getattr(options, "do_common_subexpression_elimination", False)),
         constant_folding=on or bool(getattr(options, "do_constant_folding", False)),
         max_constant_bytes=max_bytes if max_bytes > 0 else DEFAULT_MAX_CONSTANT_BYTES,
+        fuse_elementwise=fuse,
     )
 
 
@@ -101,12 +110,16 @@ def disabled_options() -> Any:
     return config_pb2.OptimizerOptions(opt_level=config_pb2.OptimizerOptions.L0)
 
 
-def optimize_graph(graph: Graph, *, options: Any = None, keep: Iterable[str] = ()) -> OptimizeStats:
+def optimize_graph(
+    graph: Graph, *, options: Any = None, keep: Iterable[str] = (), rewrite_options: Any = None
+) -> OptimizeStats:
     """Optimize `graph` in place (see the module docstring); returns what was done."""
-    passes = resolve_passes(options)
+    passes = resolve_passes(options, rewrite_options)
     keep = frozenset(keep)
     stats = OptimizeStats(functional_lowered=lower_functional_ops(graph, keep))
     if not passes.any:
+        if passes.fuse_elementwise:
+            stats.fused_removed = fusion.fuse_elementwise(graph, keep)
         return stats
     names = itertools.count()  # folded Const names stay unique across rounds
     for _ in range(MAX_ROUNDS):
@@ -129,4 +142,6 @@ def optimize_graph(graph: Graph, *, options: Any = None, keep: Iterable[str] = (
             changed |= bool(n)
         if not changed:
             break
+    if passes.fuse_elementwise:  # last: the other passes know the original ops only
+        stats.fused_removed = fusion.fuse_elementwise(graph, keep)
     return stats
