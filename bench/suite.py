@@ -1,6 +1,7 @@
 """Benchmark, measurement: run the workloads on a runtime and reduce them to figures.
 
-Runtime-neutral: a runtime is a `open_session(graph_def) -> session` callable whose
+Runtime-neutral: a runtime is a `open_session(graph_def, session_config=None) -> session`
+callable (a ConfigProto other than the default one of bench.workloads.config_proto) whose
 sessions have `run(fetches, feeds, targets) -> list[value]` and `close()` (our raw
 MasterService client, or a tf.compat.v1.Session). Every figure is the median of the timed
 steps; every step's value is checked. Peak RSS of a process is its VmHWM, reset through
@@ -20,7 +21,7 @@ from bench.workloads import MB, Workload
 TRANSFER_SIZES_MB = (1, 16, 64, 256)
 FANOUT_WORKERS = (1, 2, 4, 8)
 
-OpenSession = Callable[[Any], Any]
+OpenSession = Callable[..., Any]  # (graph_def, session_config=None) -> session
 
 
 def _steps(base: int, quick: bool, repeat: int) -> int:
@@ -113,6 +114,12 @@ def run_workloads(
     if wanted("chain1000_step_ms"):
         out["chain1000_step_ms"] = time_steps(open_session, workloads.chain(1000),
                                               _steps(40, quick, repeat))
+    if wanted("chain1000_step_ms_optimized"):
+        # Graph optimizations on (both runtimes' defaults, and explicit remapping: our
+        # elementwise fusion, TensorFlow's Grappler remapper).
+        out["chain1000_step_ms_optimized"] = time_steps(
+            lambda gd: open_session(gd, workloads.optimized_config_proto()),
+            workloads.chain(1000), _steps(40, quick, repeat))
     if wanted("mlp_step_ms"):
         out["mlp_step_ms"] = time_steps(open_session, workloads.mlp(),
                                         _steps(20, quick, repeat))

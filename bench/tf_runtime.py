@@ -141,7 +141,8 @@ def _client(args: argparse.Namespace) -> None:
 
     config = config_proto()
     result = suite.run_workloads(
-        lambda gd: _TFSession(tf, args.target, gd, config),
+        lambda gd, session_config=None: _TFSession(tf, args.target, gd,
+                                                   session_config or config),
         receiver_pid=args.receiver_pid, num_workers=args.num_workers, only=args.only,
         quick=args.quick, repeat=args.repeat,
         sizes_mb=[int(s) for s in args.sizes.split(",") if s])

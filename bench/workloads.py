@@ -109,6 +109,14 @@ def config_proto() -> config_pb2.ConfigProto:
     return config
 
 
+def optimized_config_proto() -> config_pb2.ConfigProto:
+    """Graph optimizations on: the defaults (our L1 passes, TF's L1 and Grappler) plus
+    RewriterConfig.remapping explicitly ON (our elementwise fusion; TF's remapper)."""
+    config = config_pb2.ConfigProto()
+    config.graph_options.rewrite_options.remapping = rewriter_config_pb2.RewriterConfig.ON
+    return config
+
+
 def trivial() -> Workload:
     """Read a variable on worker 1, add 1 on worker 0, fetch."""
     b = GraphBuilder()
