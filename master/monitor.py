@@ -403,6 +403,9 @@ def placed_graph(key: str, graph: Graph, explain: dict[str, tuple[str, str]],
             indeg[j] -= 1
             if indeg[j] == 0:
                 ready.append(j)
+    for i in range(len(nodes)):  # a source (a Const, a feed) sits just before its consumers
+        if not any(e.src.id in index for e in nodes[i].in_edges) and succ[i]:
+            layer[i] = max(0, min(layer[j] for j in succ[i]) - 1)
     rows: dict[int, int] = collections.defaultdict(int)
     out_nodes = []
     for i, n in enumerate(nodes):
