@@ -966,7 +966,7 @@ _reg(
 _reg("RandomShuffle")(_unary)
 
 
-@_reg("RandomGamma")
+@_reg("RandomGamma", "RandomPoisson", "RandomPoissonV2")
 def _random_gamma(op: Any) -> list[Any]:
     shape, alpha = _shape_from_tensor(op.inputs[0]), _in(op, 1)
     if shape.ndims is None or alpha.ndims is None:

@@ -353,3 +353,29 @@ def random_gamma(
         sample = apply_op("RandomGamma", [shape, alpha_b], {"seed": seed1, "seed2": seed2})
         tiny = float(np.finfo(dtype.as_numpy_dtype).tiny)
         return math_ops.maximum(tiny, sample.outputs[0] / beta)
+
+
+def random_poisson_v2(
+    shape: Any,
+    lam: Any,
+    dtype: Any = dtypes.float32,
+    seed: Any = None,
+    name: str | None = None,
+) -> Any:
+    """TF's tf.random.poisson: one RandomPoissonV2 of shape + lam.shape."""
+    with _ops.name_scope(name, "random_poisson", [lam, shape]):
+        shape = convert_to_tensor(shape, name="shape", dtype=dtypes.int32)
+        seed1, seed2 = get_seed(seed)
+        attrs = {"dtype": dtypes.as_dtype(dtype), "seed": seed1, "seed2": seed2}
+        return apply_op("RandomPoissonV2", [shape, lam], attrs).outputs[0]
+
+
+def random_poisson(
+    lam: Any,
+    shape: Any,
+    dtype: Any = dtypes.float32,
+    seed: Any = None,
+    name: str | None = None,
+) -> Any:
+    """tf.compat.v1.random_poisson (lam first)."""
+    return random_poisson_v2(shape, lam, dtype, seed, name)

@@ -240,6 +240,26 @@ def _random_gamma(kc: KernelConstruction) -> Callable:
     return compute
 
 
+def _random_poisson(kc: KernelConstruction) -> Callable:
+    from common.ops.random.poisson import random_poisson
+
+    dt, guarded = mu.np_type(kc.attr("dtype")), _generator(kc)
+    highest = float(np.finfo(dt).max if dt.kind == "f" else np.iinfo(dt).max)
+
+    def compute(ctx, inputs: list) -> list:
+        shape = output_shape(inputs[0])
+        rate = np.asarray(inputs[1])
+        per_rate = int(np.prod(shape, dtype=np.int64))
+        out_shape = shape + rate.shape
+        if per_rate * rate.size == 0:
+            return [np.zeros(out_shape, dt)]
+        gen = guarded.reserve_random_outputs(per_rate * rate.size)
+        with np.errstate(invalid="ignore", over="ignore"):
+            return [random_poisson(gen, rate, per_rate, highest).astype(dt).reshape(out_shape)]
+
+    return compute
+
+
 def _register() -> None:
     seeds = ["seed: int = 0", "seed2: int = 0"]
     for name in ("RandomUniform", "RandomStandardNormal", "TruncatedNormal"):
@@ -279,6 +299,27 @@ def _register() -> None:
         stateful=True,
     )
     register_kernel("RandomGamma", host_memory=("shape",))(_random_gamma)
+    register_op(
+        "RandomPoisson",
+        ["shape: S", "rate: dtype"],
+        ["output: dtype"],
+        [*seeds, "S: {int32, int64}", "dtype: {half, float, double}"],
+        stateful=True,
+    )
+    register_kernel("RandomPoisson", host_memory=("shape",))(_random_poisson)
+    register_op(
+        "RandomPoissonV2",
+        ["shape: S", "rate: R"],
+        ["output: dtype"],
+        [
+            *seeds,
+            "S: {int32, int64}",
+            "R: {half, float, double, int32, int64} = DT_DOUBLE",
+            "dtype: {half, float, double, int32, int64} = DT_INT64",
+        ],
+        stateful=True,
+    )
+    register_kernel("RandomPoissonV2", host_memory=("shape",))(_random_poisson)
 
 
 _register()

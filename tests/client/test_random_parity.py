@@ -22,6 +22,7 @@ RANDOM_OPS = {
     "RandomShuffle",
     "Multinomial",
     "RandomGamma",
+    "RandomPoissonV2",
     "StatelessRandomGetKeyCounter",
     "StatelessRandomUniformV2",
     "StatelessRandomNormalV2",
@@ -157,6 +158,8 @@ def test_random_ops_and_dropout():
             tf.random.stateless_truncated_normal([5], seed=[7, 8]),
             tf.random_gamma([3, 2], [0.5, 1.0, 4.0], beta=[[2.0], [1.0]], seed=9),
             tf.random.gamma([4], 2.5, dtype=tf.float64),
+            tf.random_poisson([1.5, 30.0], [3]),
+            tf.random.poisson(4.0, [2, 2], dtype=tf.int64, seed=3),
         ]
 
     ours, theirs = run_both(build)

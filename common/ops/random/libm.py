@@ -86,6 +86,7 @@ _UNARY = {
     ("log", np.dtype(np.float32)): "flowrt_logf",
     ("log", np.dtype(np.float64)): "flowrt_log",
     ("exp", np.dtype(np.float64)): "flowrt_exp",
+    ("lgamma", np.dtype(np.float64)): "flowrt_lgamma",
     ("log1p", np.dtype(np.float32)): "flowrt_log1pf",
     ("log1p", np.dtype(np.float64)): "flowrt_log1p",
     ("expm1", np.dtype(np.float32)): "flowrt_expm1f",
@@ -97,6 +98,10 @@ def _unary(fn: str, x: np.ndarray) -> np.ndarray:
     lib = _library()
     name = _UNARY[(fn, x.dtype)]
     if lib is None:
+        if fn == "lgamma":
+            import math
+
+            return np.array([math.lgamma(v) for v in x.reshape(-1)]).reshape(x.shape)
         return getattr(np, fn)(x.astype(np.float64)).astype(x.dtype)
     out = np.empty_like(x)
     getattr(lib, name)(_ptr(x), _ptr(out), ctypes.c_int64(x.size))
@@ -111,6 +116,11 @@ def log(x: np.ndarray) -> np.ndarray:
 def exp(x: np.ndarray) -> np.ndarray:
     """exp for float64 arrays."""
     return _unary("exp", x)
+
+
+def lgamma(x: np.ndarray) -> np.ndarray:
+    """lgamma for float64 arrays (the reentrant lgamma_r)."""
+    return _unary("lgamma", x)
 
 
 def log1p(x: np.ndarray) -> np.ndarray:

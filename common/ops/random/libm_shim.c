@@ -46,3 +46,8 @@ void flowrt_log1p(const double *x, double *out, int64_t n) {
 void flowrt_pow(const double *x, const double *y, double *out, int64_t n) {
     for (int64_t i = 0; i < n; ++i) out[i] = pow(x[i], y[i]);
 }
+
+void flowrt_lgamma(const double *x, double *out, int64_t n) {
+    int sign;
+    for (int64_t i = 0; i < n; ++i) out[i] = lgamma_r(x[i], &sign);
+}

@@ -324,3 +324,31 @@ def test_random_gamma(alpha, shape):
         seed=5,
         seed2=6,
     )
+
+
+@pytest.mark.parametrize(
+    "rate,dtype",
+    [
+        (np.array([0.5, 3.0, 9.9, 10.0, 25.0, 1e4], np.float32), "int64"),
+        (np.array([[0.0], [50.0]], np.float64), "float64"),
+        (np.array([2.0, np.inf, 300.0], np.float64), "float32"),
+        (np.array([7, 40], np.int32), "int32"),
+        (np.array(12.5, np.float16), "float16"),
+    ],
+    ids=["knuth-and-hormann", "zero", "inf", "int-rates", "half"],
+)
+@pytest.mark.parametrize("shape", [[7], [2, 3]])
+def test_random_poisson_v2(rate, dtype, shape):
+    from common import dtypes as our_dtypes
+
+    dt = our_dtypes.from_numpy(np.dtype(dtype))
+    assert_runs_match(
+        "RandomPoissonV2",
+        [np.array(shape, np.int32), rate],
+        lambda: tf1.raw_ops.RandomPoissonV2(
+            shape=np.array(shape, np.int32), rate=rate, seed=5, seed2=6, dtype=dtype
+        ),
+        seed=5,
+        seed2=6,
+        dtype=dt,
+    )

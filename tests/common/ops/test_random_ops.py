@@ -41,6 +41,8 @@ def test_registered_the_whole_family():
             [
                 "Multinomial",
                 "RandomGamma",
+                "RandomPoisson",
+                "RandomPoissonV2",
                 "RandomShuffle",
                 "RandomStandardNormal",
                 "RandomUniform",
