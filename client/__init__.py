@@ -185,6 +185,7 @@ from client.ops.math_ops import (  # noqa: F401
     to_int32,
     truediv,
 )
+from client.ops.queues import FIFOQueue, PaddingFIFOQueue, QueueBase, RandomShuffleQueue  # noqa: F401
 from client.ops.random_ops import (  # noqa: F401
     multinomial,
     random_gamma,

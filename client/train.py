@@ -18,13 +18,30 @@ from client.training.checkpoint_management import (  # noqa: F401
     latest_checkpoint,
     update_checkpoint_state,
 )
+from client.training.coordinator import Coordinator  # noqa: F401
 from client.training.ftrl import FtrlOptimizer  # noqa: F401
 from client.training.gradient_descent import GradientDescentOptimizer  # noqa: F401
+from client.training.input import (  # noqa: F401
+    batch,
+    batch_join,
+    input_producer,
+    limit_epochs,
+    range_input_producer,
+    shuffle_batch,
+    shuffle_batch_join,
+    slice_input_producer,
+    string_input_producer,
+)
 from client.training.momentum import MomentumOptimizer  # noqa: F401
 from client.training.optimizer import Optimizer  # noqa: F401
 from client.training.proximal import (  # noqa: F401
     ProximalAdagradOptimizer,
     ProximalGradientDescentOptimizer,
+)
+from client.training.queue_runner import (  # noqa: F401
+    QueueRunner,
+    add_queue_runner,
+    start_queue_runners,
 )
 from client.training.rmsprop import RMSPropOptimizer  # noqa: F401
 from client.training.saver import (  # noqa: F401

@@ -707,6 +707,12 @@ class GraphKeys:
     TRAIN_OP = "train_op"
     SUMMARIES = "summaries"
     MODEL_VARIABLES = "model_variables"
+    QUEUE_RUNNERS = "queue_runners"
+    READY_OP = "ready_op"
+    READY_FOR_LOCAL_INIT_OP = "ready_for_local_init_op"
+    INIT_OP = "init_op"
+    LOCAL_INIT_OP = "local_init_op"
+    SUMMARY_OP = "summary_op"
 
 
 _tensor_conversion_functions: list[tuple[type, Callable[..., Any]]] = []
