@@ -18,6 +18,7 @@ from common.ops import (  # noqa: F401  (imported for their registrations)
     hash_ops,
     igamma_ops,
     image_codec_ops,
+    image_resize_ops,
     io_ops,
     linalg_ops,
     list_ops,
