@@ -27,7 +27,8 @@ def test_bench_prints_one_json_object_with_the_keys():
     assert len(lines) == 1
     result = json.loads(lines[0])
     expected = {"trivial_step_ms", "trivial_step_ms_grpc_client", "transfer_GBps_1MB", "worker_peak_rss_mb_1MB",
-                "chain1000_step_ms", "chain1000_executor_step_ms", "fanout_step_ms_1_workers",
+                "chain1000_step_ms", "chain1000_step_ms_optimized", "chain1000_executor_step_ms",
+                "fanout_step_ms_1_workers",
                 "plan_ms_1k_nodes", "load_average_1m", "worker_openblas_coretype", "rounds"}
     assert set(result) == expected
     assert result["rounds"] == 1  # --quick
