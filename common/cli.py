@@ -192,8 +192,12 @@ def serve(
     stop, _ = stop_on_signals()
     server.start()
     print(f"{name} listening on {address()}", file=sys.stderr, flush=True)
+    task = getattr(server, "task_name", name)
+    log.info("%s started on %s", task, address(),
+             extra={"event": "task_start", "task": task, "address": address()})
     while not stop.wait(1.0):
         pass
     log.info("%s shutting down", name)
     server.stop(grace)
+    log.info("%s stopped", task, extra={"event": "task_stop", "task": task})
     return 0

@@ -69,6 +69,10 @@ def test_status_shows_tasks_sessions_and_failed_steps(cluster: LocalCluster) -> 
     assert line["code"] == "INVALID_ARGUMENT" and line["node"] == "bad"
     assert line["session"] == session["handle"]
 
+    [start] = [json.loads(line) for line in cluster.tasks["master"].lines
+               if line.startswith("{") and '"task_start"' in line]
+    assert start["task"] == "master" and start["address"] == cluster.master_address
+
     cluster.tasks["worker1"].kill()
     down = json.loads(_status("--target", cluster.target, "--json").stdout)
     assert [t["up"] for t in down["tasks"] if t["name"] == WORKER1] == [False]
