@@ -11,6 +11,8 @@ over it). Kernels are thread-safe (only the reservation is shared, and it is loc
 
 from __future__ import annotations
 
+import contextlib
+import threading
 from collections.abc import Callable
 
 import numpy as np
@@ -18,23 +20,29 @@ import numpy as np
 from common.errors import InvalidArgumentError
 from common.ops.random import libm
 from common.ops.random.philox import WordStream
-from common.ops.random_ops import node_generator
+from common.ops.random_ops import node_generator, node_state
 from common.ops.registry import KernelConstruction, register_kernel, register_op
 
 _WORDS_PER_SAMPLE = 2048
 _U64 = np.uint64
 
 
-def exact_uniform64(stream: WordStream, n_range: int, count: int) -> np.ndarray:
-    """`count` draws of TF's ExactUniformInt<uint64>(range): a power of two masks the
-    low bits, otherwise 64-bit values below 2**64 mod range are rejected."""
-    n = _U64(n_range)
+def exact_uniform64(stream: WordStream, n_range: int, count: int, bits: int = 64) -> np.ndarray:
+    """`count` draws of TF's ExactUniformInt<uint64>(range) over Rand64 (or, with
+    bits=32, ExactUniformInt<uint32> over Rand32): a power of two masks the low bits,
+    otherwise values below 2**bits mod range are rejected."""
+    utype = _U64 if bits == 64 else np.uint32
+    n = utype(n_range)
+
+    def draw(k: int) -> np.ndarray:
+        return stream.rand64(k) if bits == 64 else stream.take(k)
+
     if n_range & (n_range - 1) == 0:
-        return stream.rand64(count) & (n - _U64(1))
-    rem = _U64((((1 << 64) - 1) % n_range) + 1)  # reject [0, 2**64 mod n)
-    out = np.empty(0, _U64)
+        return draw(count) & (n - utype(1))
+    rem = utype((((1 << bits) - 1) % n_range) + 1)  # reject [0, 2**bits mod n)
+    out = np.empty(0, utype)
     while out.size < count:
-        r = stream.rand64(count - out.size)  # rejection is rare: refill the shortfall
+        r = draw(count - out.size)  # rejection is rare: refill the shortfall
         out = np.concatenate([out, r[r >= rem] % n])
     return out
 
@@ -73,6 +81,31 @@ class LogUniformSampler(RangeSampler):
     def probability(self, values: np.ndarray) -> np.ndarray:
         v = values.astype(np.float64)
         return (libm.log((v + 2.0) / (v + 1.0)) / self.log_range).astype(np.float32)
+
+
+class LearnedUnigramSampler(RangeSampler):
+    """TF's (ThreadUnsafe)UnigramSampler: a WeightedPicker whose weights start at 1 and
+    count every true class seen (after each run's sampling). Pick is the first value
+    whose cumulative weight exceeds ExactUniformInt<uint32>(total weight)."""
+
+    def __init__(self, range_max: int) -> None:
+        super().__init__(range_max)
+        self.weights = np.ones(range_max, np.int64)
+        self.total = range_max
+        self.lock = threading.Lock()
+
+    def sample(self, stream: WordStream, count: int) -> np.ndarray:
+        picks = exact_uniform64(stream, self.total, count, bits=32).astype(np.int64)
+        return np.searchsorted(np.cumsum(self.weights), picks, side="right").astype(np.int64)
+
+    def probability(self, values: np.ndarray) -> np.ndarray:
+        w = self.weights[values].astype(np.float32)
+        return (w / np.float32(self.total)).astype(np.float32)
+
+    def update(self, values: np.ndarray) -> None:
+        n = min(values.size, (2**31 - 1) - self.total)
+        np.add.at(self.weights, values.reshape(-1)[:n], 1)
+        self.total += n
 
 
 class AllSampler(RangeSampler):
@@ -115,8 +148,9 @@ def _sampler_kernel(make: Callable[[KernelConstruction], RangeSampler]) -> Calla
     def factory(kc: KernelConstruction) -> Callable:
         num_true, num_sampled = int(kc.attr("num_true")), int(kc.attr("num_sampled"))
         unique = bool(kc.attr("unique"))
-        sampler = make(kc)
+        sampler = node_state(kc, ("sampler",), lambda: make(kc))
         guarded = node_generator(kc)
+        learned = isinstance(sampler, LearnedUnigramSampler)
 
         def compute(ctx, inputs: list) -> list:
             true = np.asarray(inputs[0], np.int64)
@@ -137,12 +171,16 @@ def _sampler_kernel(make: Callable[[KernelConstruction], RangeSampler]) -> Calla
                     np.ones(true.shape, np.float32),
                     ones,
                 ]
-            sampled, tries = _sample_batch(sampler, WordStream(gen), unique, num_sampled)
-            return [
-                sampled,
-                expected_count(sampler.probability(true), num_sampled, tries),
-                expected_count(sampler.probability(sampled), num_sampled, tries),
-            ]
+            with sampler.lock if learned else contextlib.nullcontext():
+                sampled, tries = _sample_batch(sampler, WordStream(gen), unique, num_sampled)
+                outputs = [
+                    sampled,
+                    expected_count(sampler.probability(true), num_sampled, tries),
+                    expected_count(sampler.probability(sampled), num_sampled, tries),
+                ]
+                if learned:
+                    sampler.update(true)
+            return outputs
 
         return compute
 
@@ -201,6 +239,12 @@ def _register() -> None:
     samplers: dict[str, Callable[[KernelConstruction], RangeSampler]] = {
         "UniformCandidateSampler": lambda kc: UniformSampler(int(kc.attr("range_max"))),
         "LogUniformCandidateSampler": lambda kc: LogUniformSampler(int(kc.attr("range_max"))),
+        "LearnedUnigramCandidateSampler": lambda kc: LearnedUnigramSampler(
+            int(kc.attr("range_max"))
+        ),
+        "ThreadUnsafeUnigramCandidateSampler": lambda kc: LearnedUnigramSampler(
+            int(kc.attr("range_max"))
+        ),
     }
     for name, make in samplers.items():
         register_op(

@@ -105,39 +105,42 @@ _SAMPLERS = {
 }
 
 
-# One generator per (scope, node): every executor of a node in one session (one per
-# cached feed/fetch signature, one per registered graph on a worker) continues the same
-# stream, as TensorFlow's session-wide OpSegment shares one stateful kernel instance.
-# Another session over the same graph starts the stream afresh.
-_SESSION_GENERATORS: weakref.WeakKeyDictionary[Any, dict[tuple, GuardedPhiloxRandom]] = (
-    weakref.WeakKeyDictionary()
-)
-_generators_lock = threading.Lock()
+# Per-node state shared by every executor of a node in one session (one per cached
+# feed/fetch signature, one per registered graph on a worker), as TensorFlow's
+# session-wide OpSegment shares one stateful kernel instance: a random kernel's
+# generator continues the same stream, a learned sampler its counts. Another session
+# over the same graph starts afresh; a session's entries go when it closes.
+_SESSION_STATE: weakref.WeakKeyDictionary[Any, dict[tuple, Any]] = weakref.WeakKeyDictionary()
+_state_lock = threading.Lock()
+
+
+def node_state(kc: KernelConstruction, kind: tuple, make: Callable[[], Any]) -> Any:
+    """The node's `kind` of state in its session, made by `make()` the first time."""
+    if kc.scope is None:
+        return make()
+    key = (kc.node_name, kc.op, *kind)
+    with _state_lock:
+        table = _SESSION_STATE.get(kc.scope)
+        if table is None:
+            table = _SESSION_STATE[kc.scope] = {}
+            scope_ref = weakref.ref(kc.scope)
+            kc.scope.on_close(lambda: _forget(scope_ref))
+        if key not in table:
+            table[key] = make()
+        return table[key]
 
 
 def node_generator(kc: KernelConstruction) -> GuardedPhiloxRandom:
     """The kernel's GuardedPhiloxRandom, shared by the node's kernels in its session."""
     seed, seed2 = int(kc.attrs.get("seed", 0)), int(kc.attrs.get("seed2", 0))
-    if kc.scope is None:
-        return GuardedPhiloxRandom(seed, seed2)
-    key = (kc.node_name, kc.op, seed, seed2)
-    with _generators_lock:
-        table = _SESSION_GENERATORS.get(kc.scope)
-        if table is None:
-            table = _SESSION_GENERATORS[kc.scope] = {}
-            scope_ref = weakref.ref(kc.scope)
-            kc.scope.on_close(lambda: _forget(scope_ref))
-        gen = table.get(key)
-        if gen is None:
-            gen = table[key] = GuardedPhiloxRandom(seed, seed2)
-        return gen
+    return node_state(kc, ("philox", seed, seed2), lambda: GuardedPhiloxRandom(seed, seed2))
 
 
 def _forget(scope_ref: weakref.ref) -> None:
     scope = scope_ref()
     if scope is not None:
-        with _generators_lock:
-            _SESSION_GENERATORS.pop(scope, None)
+        with _state_lock:
+            _SESSION_STATE.pop(scope, None)
 
 
 def _generator(kc: KernelConstruction) -> GuardedPhiloxRandom:

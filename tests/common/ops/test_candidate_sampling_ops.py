@@ -80,6 +80,24 @@ def test_fixed_unigram_from_a_vocabulary_file(tmp_path):
     )
 
 
+@pytest.mark.parametrize(
+    "op", ["LearnedUnigramCandidateSampler", "ThreadUnsafeUnigramCandidateSampler"]
+)
+@pytest.mark.parametrize("unique", [False, True])
+@pytest.mark.parametrize("range_max,num_sampled", [(10, 4), (1000, 7), (8, 8)])
+def test_learned_unigram(op, unique, range_max, num_sampled):
+    """Weights learn the true classes after each run: runs 2 and 3 sample from counts."""
+    assert_sampler_matches(
+        op,
+        num_true=2,
+        num_sampled=num_sampled,
+        unique=unique,
+        range_max=range_max,
+        seed=3,
+        seed2=5,
+    )
+
+
 def test_all_candidate_sampler():
     assert_sampler_matches("AllCandidateSampler", num_true=2, num_sampled=8, unique=True, seed=1)
 
@@ -111,6 +129,8 @@ def test_compute_accidental_hits(sampled):
         "LogUniformCandidateSampler",
         "FixedUnigramCandidateSampler",
         "AllCandidateSampler",
+        "LearnedUnigramCandidateSampler",
+        "ThreadUnsafeUnigramCandidateSampler",
         "ComputeAccidentalHits",
         "Qr",
     ],
