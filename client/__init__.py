@@ -383,5 +383,12 @@ from client.ops.parsing_ops import (  # noqa: E402, F401
     parse_example,
     parse_single_example,
 )
+from client.ops.reader_ops import (  # noqa: E402, F401
+    FixedLengthRecordReader,
+    ReaderBase,
+    TextLineReader,
+    TFRecordReader,
+    WholeFileReader,
+)
 
 gfile = _gfile.v1

@@ -29,6 +29,7 @@ from common.ops import (  # noqa: F401  (imported for their registrations)
     optional_ops,
     parsing_ops,
     queue_ops,
+    reader_ops,
     random_ops,
     reduction_ops,
     sendrecv_ops,

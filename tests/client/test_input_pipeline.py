@@ -223,3 +223,55 @@ def test_one_shot_iterator_uses_an_op_seed_as_tensorflow():
             seeds.append([(o.get_attr("seed"), o.get_attr("seed2"))
                           for o in g.get_operations() if o.type == "TruncatedNormal"])  # fmt: skip
     assert seeds[0] == seeds[1] == [(7, 1)]
+
+
+def test_v1_readers_from_a_string_queue(tmp_path):
+    records = tmp_path / "r.tfrecord"
+    with tf1.io.TFRecordWriter(str(records)) as w:
+        for i in range(5):
+            w.write(b"rec%d" % i)
+    text = tmp_path / "t.csv"
+    text.write_bytes(b"header\nl1\nl2\r\n")
+    binary = tmp_path / "b.bin"
+    binary.write_bytes(bytes(range(14)))
+
+    def body(tf):
+        out = []
+        for reader, files, kind in (
+            (tf.TFRecordReader(), [str(records)], "read"),
+            (tf.TextLineReader(skip_header_lines=1), [str(text)] * 2, "read"),
+            (tf.WholeFileReader(), [str(text), str(binary)], "read"),
+            (tf.FixedLengthRecordReader(4, header_bytes=1, footer_bytes=1), [str(binary)], "up_to"),
+        ):
+            queue = tf.train.string_input_producer(files, num_epochs=1, shuffle=False)
+            if kind == "read":
+                out.append(reader.read(queue))
+            else:
+                out.append(reader.read_up_to(queue, 2))
+            out.append(reader.num_records_produced())
+        return out
+
+    results, graphs = [], []
+    for tf in (client, tf1):
+        g = tf.Graph()
+        with g.as_default():
+            fetches = body(tf)
+            init = [tf.local_variables_initializer(), tf.global_variables_initializer()]
+            with tf.Session(graph=g) as sess:
+                sess.run(init)
+                coord = tf.train.Coordinator()
+                threads = tf.train.start_queue_runners(sess, coord)
+                seen = []
+                for i in range(0, len(fetches), 2):
+                    seen.append(_fetch_all(sess, fetches[i]))
+                    seen.append(sess.run(fetches[i + 1]))
+                coord.request_stop()
+                coord.join(threads)
+        results.append(seen)
+        graphs.append(g)
+    _assert_same(results[0], results[1])
+    assert len(results[1][0]) == 5 and len(results[1][2]) == 4
+    # The readers' nodes; string_input_producer's own are the queue runners' tests' concern.
+    ours, theirs = ([n for n in _nodes(g) if not n[0].startswith("input_producer")]
+                    for g in graphs)  # fmt: skip
+    assert ours == theirs

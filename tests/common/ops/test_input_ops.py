@@ -18,7 +18,12 @@ from .signatures import assert_signature_matches_tensorflow, module_ops
 from .tf_graphs import assert_values_equal, drain_both, run_both
 
 tf1 = pytest.importorskip("tensorflow.compat.v1")
-MY_OPS = module_ops("common.ops.file_ops", "common.ops.parsing_ops", "common.ops.data.readers")
+MY_OPS = module_ops(
+    "common.ops.file_ops",
+    "common.ops.parsing_ops",
+    "common.ops.data.readers",
+    "common.ops.reader_ops",
+)
 
 
 @pytest.mark.parametrize("op", MY_OPS)
