@@ -3,13 +3,15 @@
 Every failure the runtime reports is an `OpError` subclass carrying a `Code` whose numbers
 are TensorFlow's (and gRPC's: the two are identical for 0-16), a message, and where known
 the node that failed. Conversion to and from gRPC status happens in exactly one place each
-way (`to_status` / `from_status` here; the gRPC adapters call them). Safe from any thread.
+way (rpc.status). `root_error` is the one rule for which of a step's errors it reports.
+Safe from any thread.
 """
 
 from __future__ import annotations
 
 import enum
 import re
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, cast
 
 if TYPE_CHECKING:
@@ -200,3 +202,19 @@ def truncate(message: str) -> str:
     if len(data) <= MAX_MESSAGE_BYTES:
         return message
     return data[:MAX_MESSAGE_BYTES].decode("utf-8", "ignore") + "... [truncated]"
+
+
+_ECHO_CODES = frozenset({Code.ABORTED, Code.CANCELLED})
+
+
+def root_error(errors: Sequence[OpError], recv_nodes: Collection[str] = ()) -> OpError:
+    """The error a step reports out of all its parts' errors (in the order they arrived):
+    the cause rather than its echoes, as TensorFlow's StatusGroup skips derived statuses.
+    Aborts and cancellations are usually echoes of the first failure, and so is an error at
+    a _Recv (`recv_nodes`): a peer's failure reaches the parts waiting on it through their
+    _Recvs. The first error of the best rank wins; `errors` must not be empty."""
+
+    def echo_rank(e: OpError) -> tuple[bool, bool]:
+        return e.code in _ECHO_CODES, e.node_name is not None and e.node_name in recv_nodes
+
+    return min(errors, key=echo_rank)

@@ -33,8 +33,10 @@ from common.errors import (
     InvalidArgumentError,
     NotFoundError,
     OpError,
+    root_error,
 )
 from common.executor import CallFrame, Executor, StepState
+from common.executor.barrier import ExecutorBarrier
 from common.graph.constructor import convert_graph_def_to_graph, import_graph_def
 from common.graph.graph import Graph
 from common.ops.op_def_util import _add_arg_types, default_proto
@@ -440,24 +442,18 @@ class FunctionRuntime:
             )
             for dev, _ in plan.items
         ]
-        lock = threading.Lock()
-        remaining = [len(steps)]
-        errors: list[OpError] = []
-
-        def one_done(error: OpError | None) -> None:
-            with lock:
-                if error is not None:
-                    errors.append(error)
-                remaining[0] -= 1
-                last = remaining[0] == 0
-            if error is not None and len(steps) > 1:
+        def abort_all(error: OpError) -> None:
+            if len(steps) > 1:
                 for s in steps:
                     s.abort(error)
-            if last:
-                self._finish(plan, frame, errors, done)
 
+        barrier = ExecutorBarrier(
+            len(steps),
+            on_error=abort_all,
+            on_done=lambda errors: self._finish(plan, frame, errors, done),
+        )
         for (_, executor), step in zip(plan.items, steps):
-            executor.run_async(step, one_done)
+            executor.run_async(step, barrier.when_done)
 
     def _incarnation(self, dev: str, caller: StepState) -> int:
         found = self.devices.get(dev)
@@ -472,10 +468,7 @@ class FunctionRuntime:
     @staticmethod
     def _finish(plan: _Plan, frame: CallFrame, errors: list[OpError], done: DoneFn) -> None:
         if errors:
-            root = next(
-                (e for e in errors if e.code.name not in ("ABORTED", "CANCELLED")), errors[0]
-            )
-            done(None, root)
+            done(None, root_error(errors))
             return
         for i, v in enumerate(frame.retvals):
             if v is None or v is DEAD:

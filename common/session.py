@@ -29,6 +29,7 @@ from common.errors import (
     OpError,
 )
 from common.executor import CallFrame, Executor, StepState, StepStatsCollector
+from common.executor.barrier import ExecutorBarrier
 from common.function_library import FunctionLibrary
 from common.function_runtime import FunctionRuntime
 from common.graph.constructor import convert_graph_def_to_graph
@@ -46,9 +47,8 @@ _ABORT_GRACE_S = 5.0
 
 
 class ExecutorGroup:
-    """The executors of one graph on several devices, run together as one step.
-
-    Shared by the in-process session and the worker's GraphMgr."""
+    """The executors of one graph on several devices, run together as one step (through
+    common.executor.barrier, as the worker's GraphMgr runs its own executors)."""
 
     def __init__(self, items: list[tuple[Device, Executor]]) -> None:
         self.items = items
@@ -91,26 +91,16 @@ class ExecutorGroup:
             )
             for device, _ in self.items
         ]
-        finished = threading.Event()
-        lock = threading.Lock()
-        remaining = [len(self.items)]
-        errors: list[OpError] = []
+        def abort_all(error: OpError) -> None:
+            for s in steps:
+                s.abort(error)
 
-        def done(error: OpError | None) -> None:
-            with lock:
-                if error is not None:
-                    errors.append(error)
-                remaining[0] -= 1
-                last = remaining[0] == 0
-            if error is not None:
-                for s in steps:
-                    s.abort(error)
-            if last:
-                finished.set()
+        barrier = ExecutorBarrier(len(self.items), on_error=abort_all)
+        finished = barrier.done
 
         try:
             for (_, executor), step in zip(self.items, steps):
-                executor.run_async(step, done)
+                executor.run_async(step, barrier.when_done)
             if not finished.wait(timeout_s):
                 error = DeadlineExceededError(
                     f"Step {step_id} did not finish within {timeout_s:g}s (timeout)"
@@ -122,20 +112,13 @@ class ExecutorGroup:
         finally:
             for s in steps:
                 s.cleanup()
-        if errors:
-            raise _root_error(errors)
+        root = barrier.root_error()
+        if root is not None:
+            raise root
 
     def partition_graphs(self) -> list[graph_pb2.GraphDef]:
         """The GraphDef each executor runs, in device order."""
         return [executor.graph.to_graph_def() for _, executor in self.items]
-
-
-def _root_error(errors: list[OpError]) -> OpError:
-    """The error that caused the others: aborts and cancellations are usually echoes."""
-    for e in errors:
-        if e.code.name not in ("ABORTED", "CANCELLED"):
-            return e
-    return errors[0]
 
 
 class _Signature:

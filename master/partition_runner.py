@@ -21,9 +21,8 @@ import concurrent.futures
 import dataclasses
 import functools
 import secrets
-import threading
 import time
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from common.errors import (
@@ -32,6 +31,7 @@ from common.errors import (
     OpError,
     as_op_error,
 )
+from common.executor.barrier import ExecutorBarrier
 from protos import config_pb2, graph_pb2, tensor_pb2, worker_pb2
 from rpc.worker_calls import WorkerCalls
 
@@ -73,53 +73,6 @@ class PartitionPlan:
 class RegisteredPartition:
     plan: PartitionPlan
     graph_handle: str
-
-
-class _StepWaiter:
-    """Collects the RunGraph futures of one step; the first error triggers `on_error`."""
-
-    def __init__(self, count: int, on_error: Callable[[OpError], None]) -> None:
-        self._lock = threading.Lock()
-        self._pending = count
-        self._errors: list[OpError] = []
-        self._on_error = on_error
-        self.done = threading.Event()
-        self.wake = threading.Event()  # set at the first error and when all are done
-        if count == 0:
-            self.done.set()
-            self.wake.set()
-
-    def finished(self, error: OpError | None) -> None:
-        if error is not None:  # kept without the frames it was raised through
-            error = error.with_traceback(None)
-        with self._lock:
-            first = error is not None and not self._errors
-            if error is not None:
-                self._errors.append(error)
-            self._pending -= 1
-            last = self._pending == 0
-        if first:
-            assert error is not None
-            self._on_error(error)
-            self.wake.set()
-        if last:
-            self.done.set()
-            self.wake.set()
-
-    def root_error(self, recv_nodes: Collection[str] = ()) -> OpError | None:
-        """The error to report: the cause rather than its echoes, as TensorFlow's
-        StatusGroup skips derived statuses. Aborts and cancellations are usually echoes,
-        and so is an error at a _Recv (`recv_nodes`): a peer's failure (say OutOfRange at
-        IteratorGetNext) reaches the partitions waiting on it through their _Recvs."""
-        with self._lock:
-            errors = list(self._errors)
-        if not errors:
-            return None
-
-        def echo_rank(e: OpError) -> tuple[bool, bool]:
-            return e.code.name in ("ABORTED", "CANCELLED"), e.node_name in recv_nodes
-
-        return min(errors, key=echo_rank)  # the first of the best rank
 
 
 class PartitionRunner:
@@ -194,9 +147,12 @@ class PartitionRunner:
         deadline = time.monotonic() + budget
         futures: list[tuple[RegisteredPartition, Any]] = []
         aborts: list[Any] = []  # the CleanupGraph calls that abort the step
-        waiter = _StepWaiter(
+        # The first failure aborts the step on every task that has not answered yet.
+        waiter = ExecutorBarrier(
             len(parts),
-            lambda error: aborts.extend(self._abort(step_id, _unanswered(cleanup_tasks, futures))),
+            on_error=lambda error: aborts.extend(
+                self._abort(step_id, _unanswered(cleanup_tasks, futures))
+            ),
         )
         # The last RunGraph runs on this thread: one thread hop less per step. (Measured:
         # choosing the partition with the fetches instead was slower on trivial_step.)
@@ -231,13 +187,13 @@ class PartitionRunner:
         return futures
 
     def _track(self, part: RegisteredPartition, future: Any,
-               futures: list[tuple[RegisteredPartition, Any]], waiter: _StepWaiter) -> None:
+               futures: list[tuple[RegisteredPartition, Any]], waiter: ExecutorBarrier) -> None:
         futures.append((part, future))
         future.add_done_callback(
-            lambda f, task=part.plan.task: waiter.finished(self._error_of(task, f))
+            lambda f, task=part.plan.task: waiter.when_done(self._error_of(task, f))
         )
 
-    def _wind_down(self, step_id: int, tasks: Sequence[str], waiter: _StepWaiter,
+    def _wind_down(self, step_id: int, tasks: Sequence[str], waiter: ExecutorBarrier,
                    futures: list[tuple[RegisteredPartition, Any]], aborts: list[Any]) -> None:
         """After the first abort (already sent to the tasks still running the step),
         abort again the tasks still running it until every RunGraph has answered (a
@@ -274,12 +230,13 @@ class PartitionRunner:
         return request
 
     def _error_of(self, task: str, future: Any) -> OpError | None:
+        """The RunGraph's error, kept without the frames it was raised through."""
         try:
             self.calls.result(task, "RunGraph", future)
         except OpError as e:
-            return e
+            return e.with_traceback(None)
         except Exception as e:  # noqa: BLE001  (a callback must never raise)
-            return as_op_error(e)
+            return as_op_error(e).with_traceback(None)
         return None
 
     @staticmethod

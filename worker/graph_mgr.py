@@ -7,10 +7,8 @@ to the step's rendezvous), builds one Executor per device and returns a graph_ha
 `run` executes every executor of a graph for one step_id: it injects the request's sends
 into the step's rendezvous, runs the executors concurrently, and then reads the recv keys.
 A partial run keeps its executors running across several `run` calls for one step_id
-(started by the first, finished by the one marked last). One its master abandoned (died,
-or never sent the last call) expires once no call for it has been in flight for
-`partial_idle_timeout` seconds: it is aborted and freed as CleanupGraph would, and a late
-call for it fails with Aborted saying so. Each registered graph has a
+(worker.partial_run: started by the first, finished by the one marked last, expired
+after `partial_idle_timeout` idle seconds). Each registered graph has a
 FunctionRuntime over this worker's devices, so function bodies may use any of them.
 The first failure aborts the step everywhere (its rendezvous, so local and remote waiters
 fail fast, and the other executors' steps) and is what `run` raises.
@@ -23,7 +21,6 @@ run many steps concurrently.
 
 from __future__ import annotations
 
-import collections
 import dataclasses
 import itertools
 import threading
@@ -40,8 +37,10 @@ from common.errors import (
     InvalidArgumentError,
     NotFoundError,
     OpError,
+    root_error,
 )
 from common.executor import Executor, StepState, StepStatsCollector
+from common.executor.barrier import ExecutorBarrier
 from common.executor.cost_graph import add_to_cost_graph
 from common.function_runtime import FunctionRuntime
 from common.graph.constructor import convert_graph_def_to_graph
@@ -51,14 +50,12 @@ from common.rendezvous import create_key, parse_key
 from common.resource_mgr import Scope
 from protos import cost_graph_pb2
 from worker.deadlines import DEADLINES
+from worker.partial_run import PartialRuns, recv_output, send_inputs
 from worker.rendezvous_mgr import RendezvousMgr
 
 DEFAULT_STEP_TIMEOUT = 600.0
 # After a step's deadline aborted it, how long to wait for kernels already running.
 _ABORT_GRACE_SECONDS = 10.0
-# Expired partial runs remembered so that a late call learns why its step is gone; older
-# ones get the rendezvous tombstone's "Step N was cleaned up".
-_MAX_EXPIRED_PARTIALS = 1024
 
 
 @dataclasses.dataclass(frozen=True)
@@ -115,9 +112,7 @@ class GraphMgr:
         )
         self._lock = threading.Lock()
         self._items: dict[str, _Item] = {}
-        self._partials: dict[int, _Partial] = {}  # step_id -> running partial run
-        # step_id -> why it is gone, for partial runs that expired (oldest first).
-        self._expired: collections.OrderedDict[int, str] = collections.OrderedDict()
+        self._partial_runs = PartialRuns(self.partial_idle_timeout, rendezvous_mgr.cleanup)
         self._next_handle = itertools.count(1)
         # This session's kernels hang their private resources on it; dropped with the session.
         self.scope = Scope()
@@ -228,8 +223,9 @@ class GraphMgr:
             parse_key(key)
         deadline = time.monotonic() + (self.step_timeout if timeout is None else timeout)
         if is_partial:
-            return self._run_partial(
-                handle, step_id, sends, recv_keys, deadline, is_last_partial_run
+            return self._partial_runs.run(
+                lambda: _RunningStep(self._item(handle), step_id, self.rendezvous_mgr),
+                step_id, sends, recv_keys, deadline, is_last_partial_run,
             )
         item = self._item(handle)
         step = _RunningStep(item, step_id, self.rendezvous_mgr, collector)
@@ -243,11 +239,11 @@ class GraphMgr:
             lambda: step.abort(DeadlineExceededError(f"Step {step_id} timed out on RunGraph")),
         )
         try:
-            self._send_inputs(step.rendezvous, sends)
+            send_inputs(step.rendezvous, sends)
             start_here = getattr(step.rendezvous, "start_here", None)  # RemoteRendezvous
             start_here(step.start, deadline) if start_here else step.start()
             step.wait(deadline)
-            return {key: self._recv_output(step.rendezvous, key, deadline) for key in recv_keys}
+            return {key: recv_output(step.rendezvous, key, deadline) for key in recv_keys}
         except OpError as e:
             step.rendezvous.start_abort(e)
             raise step.rendezvous.status or e from None
@@ -256,6 +252,13 @@ class GraphMgr:
             if prefetch is not None:
                 step.rendezvous.drop_prefetched()
             step.release()
+
+    def abort_partial(self, step_id: int) -> None:
+        """CleanupGraph of a partial run the master abandoned: stop and free it."""
+        self._partial_runs.abort(step_id)
+
+    def partial_step_ids(self) -> list[int]:
+        return self._partial_runs.step_ids()
 
     def partition_graphs(self, handle: str) -> list[Any]:
         """The GraphDefs the graph's executors run, one per local device (as this worker
@@ -276,168 +279,6 @@ class GraphMgr:
         if item is None:
             raise NotFoundError(f"Graph handle is not found: {handle}")
         return item
-
-    def _run_partial(
-        self,
-        handle: str,
-        step_id: int,
-        sends: Iterable[tuple[str, Any]],
-        recv_keys: Sequence[str],
-        deadline: float,
-        is_last: bool,
-    ) -> dict[str, tuple[Any, bool]]:
-        partial, first = self._begin_partial_call(handle, step_id)
-        step = partial.step
-        # Kernels run inline on the calls' threads (the first call's, or the one whose
-        # send made them ready): the watcher ends the step at this call's deadline.
-        watch = DEADLINES.watch(
-            deadline,
-            lambda: step.abort(
-                DeadlineExceededError(f"Step {step_id} timed out on partial RunGraph")
-            ),
-        )
-        try:
-            if first:
-                step.start()
-            self._send_inputs(step.rendezvous, sends)
-            out = {key: self._recv_output(step.rendezvous, key, deadline) for key in recv_keys}
-            if is_last:
-                step.wait(deadline)
-                self._end_partial(partial)
-            elif step.rendezvous.is_aborted():  # a kernel failed, or the deadline passed
-                raise step.rendezvous.status
-        except OpError as e:
-            step.rendezvous.start_abort(e)
-            self._end_partial(partial)
-            raise step.rendezvous.status or e from None
-        finally:
-            DEADLINES.cancel(watch)
-            self._end_partial_call(partial)
-        return out
-
-    def _begin_partial_call(self, handle: str, step_id: int) -> tuple[_Partial, bool]:
-        """The partial run `step_id` with this call counted in flight (so it cannot
-        expire meanwhile); True if this call created it and must start it."""
-        with self._lock:
-            partial = self._join_partial(step_id)
-        if partial is not None:
-            return partial, False
-        step = _RunningStep(self._item(handle), step_id, self.rendezvous_mgr)
-        try:
-            with self._lock:
-                partial = self._join_partial(step_id)  # a concurrent first call won
-                if partial is None:
-                    partial = self._partials[step_id] = _Partial(step, calls=1)
-                    return partial, True
-        except OpError:
-            step.release()
-            raise
-        step.release()
-        return partial, False
-
-    def _join_partial(self, step_id: int) -> _Partial | None:
-        """Count a call into the running partial run `step_id` and disarm its idle
-        deadline; None if there is none; Aborted if it expired. Lock held."""
-        message = self._expired.get(step_id)
-        if message is not None:
-            raise AbortedError(message)
-        partial = self._partials.get(step_id)
-        if partial is not None:
-            partial.calls += 1
-            if partial.watch is not None:
-                DEADLINES.cancel(partial.watch)
-                partial.watch = None
-        return partial
-
-    def _end_partial_call(self, partial: _Partial) -> None:
-        """A call of `partial` returned: once none is in flight, the next must come within
-        the idle timeout."""
-        with self._lock:
-            partial.calls -= 1
-            if partial.calls > 0 or self._partials.get(partial.step.step_id) is not partial:
-                return
-            partial.generation += 1
-            generation = partial.generation
-            partial.watch = DEADLINES.watch(
-                time.monotonic() + self.partial_idle_timeout,
-                lambda: self._expire_partial(partial, generation),
-            )
-
-    def _expire_partial(self, partial: _Partial, generation: int) -> None:
-        """The idle deadline passed: abort the partial run and free it (watcher thread)."""
-        step_id = partial.step.step_id
-        with self._lock:
-            if (
-                self._partials.get(step_id) is not partial
-                or partial.calls > 0
-                or partial.generation != generation
-            ):
-                return  # a call came, or the run ended, as the deadline passed
-            del self._partials[step_id]
-            partial.watch = None
-            message = (
-                f"Partial run step {step_id} was abandoned: no partial RunGraph call for it "
-                f"within {self.partial_idle_timeout:g}s, so it was aborted and its state freed"
-            )
-            self._expired[step_id] = message
-            while len(self._expired) > _MAX_EXPIRED_PARTIALS:
-                self._expired.popitem(last=False)
-        error = AbortedError(message)
-        partial.step.rendezvous.start_abort(error)  # peers' RecvTensor see why, too
-        partial.step.abort(error)
-        partial.step.release()
-        self.rendezvous_mgr.cleanup(step_id)  # as CleanupGraph: dropped and tombstoned
-
-    def _end_partial(self, partial: _Partial) -> None:
-        with self._lock:
-            if self._partials.get(partial.step.step_id) is not partial:
-                return
-            self._drop_partial(partial.step.step_id)
-        partial.step.release()
-
-    def _drop_partial(self, step_id: int) -> _Partial | None:
-        """Remove a partial run and disarm its idle deadline. Lock held."""
-        partial = self._partials.pop(step_id, None)
-        if partial is not None and partial.watch is not None:
-            DEADLINES.cancel(partial.watch)
-            partial.watch = None
-        return partial
-
-    def abort_partial(self, step_id: int) -> None:
-        """CleanupGraph of a partial run the master abandoned: stop and free it."""
-        with self._lock:
-            partial = self._drop_partial(step_id)
-        if partial is not None:
-            partial.step.abort(AbortedError(f"Step {step_id} was cleaned up"))
-            partial.step.release()
-
-    def partial_step_ids(self) -> list[int]:
-        with self._lock:
-            return sorted(self._partials)
-
-    @staticmethod
-    def _send_inputs(rendezvous: Any, sends: Iterable[tuple[str, Any]]) -> None:
-        for key, value in sends:
-            parse_key(key)
-            rendezvous.send(key, value, False)
-
-    @staticmethod
-    def _recv_output(rendezvous: Any, key: str, deadline: float) -> tuple[Any, bool]:
-        value, is_dead = rendezvous.recv(key, max(0.0, deadline - time.monotonic()))
-        if is_dead:  # as TF's GraphMgr::RecvOutputs
-            raise InvalidArgumentError(f"The tensor returned for {key} was not valid.")
-        return value, is_dead
-
-
-@dataclasses.dataclass(eq=False)
-class _Partial:
-    """A partial run in GraphMgr._partials; its counters are guarded by GraphMgr._lock."""
-
-    step: _RunningStep
-    calls: int = 0  # partial RunGraph calls in flight
-    generation: int = 0  # of the idle deadline, bumped at every arming
-    watch: int | None = None  # DEADLINES token of the idle deadline while armed
-
 
 class _RunningStep:
     """The executors of one registered graph running one step_id.
@@ -476,30 +317,21 @@ class _RunningStep:
             )
             for u in item.units
         ]
-        self._errors: list[OpError] = []
-        self._pending = len(self.steps)
+        self._barrier = ExecutorBarrier(len(self.steps), on_error=self.abort, on_done=self._ended)
         self._released = False
         if self.rendezvous.status is not None:  # aborted before the steps existed
             self.abort(self.rendezvous.status)
 
     def start(self) -> None:
-        if not self.steps:
-            self.finished.set()
+        # The first error aborts the step (the other executors, the rendezvous): the
+        # barrier's on_error.
         for unit, step in zip(self._item.units, self.steps):
-            unit.executor.run_async(step, self._done)
+            unit.executor.run_async(step, self._barrier.when_done)
 
-    def _done(self, error: OpError | None) -> None:
-        if error is not None:
-            self.abort(error)  # stop the other executors of the step, too
-        with self._lock:
-            if error is not None:
-                self._errors.append(error)
-            self._pending -= 1
-            last = self._pending == 0
-        if last:
-            for s in self.steps:
-                s.cleanup()
-            self.finished.set()
+    def _ended(self, errors: list[OpError]) -> None:
+        for s in self.steps:
+            s.cleanup()
+        self.finished.set()
 
     def abort(self, error: OpError) -> None:
         with self._lock:
@@ -517,10 +349,12 @@ class _RunningStep:
             self.abort(error)
             if not self.finished.wait(_ABORT_GRACE_SECONDS):
                 raise error
-        with self._lock:
-            errors = list(self._errors)
+        # The step's rendezvous status is the first failure, which may have come from outside
+        # the step's executors (CleanupGraph, a peer's RecvTensor): it is what the step
+        # reports; the executors' errors are echoes of it or came after it.
+        errors = self._barrier.errors
         if errors:
-            raise self.rendezvous.status or errors[0]
+            raise self.rendezvous.status or root_error(errors)
         if self.rendezvous.is_aborted():  # e.g. CleanupGraph arrived while the step ran
             raise self.rendezvous.status or AbortedError(f"Step {self.step_id} aborted")
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from google.protobuf import text_format
 
+from common.errors import InvalidArgumentError
 from common.session import Session
 from protos import config_pb2, graph_pb2
 
@@ -47,3 +49,29 @@ def test_optimizations_off_on_request_or_by_config():
     config = config_pb2.ConfigProto()
     config.graph_options.optimizer_options.opt_level = config_pb2.OptimizerOptions.L0
     assert {"a", "b", "ab"} <= run_y(config=config)
+
+
+TWO_DEVICES = text_format.Parse(
+    """
+node { name: "x" op: "Placeholder" device: "/device:CPU:0"
+       attr { key: "dtype" value { type: DT_FLOAT } } }
+node { name: "shape" op: "Const" device: "/device:CPU:0"
+       attr { key: "dtype" value { type: DT_INT32 } }
+       attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 1 } }
+                                             int_val: 5 } } } }
+node { name: "r" op: "Reshape" input: "x" input: "shape" device: "/device:CPU:0"
+       attr { key: "T" value { type: DT_FLOAT } } attr { key: "Tshape" value { type: DT_INT32 } } }
+node { name: "n" op: "Neg" input: "r" device: "/device:CPU:1"
+       attr { key: "T" value { type: DT_FLOAT } } }
+""",
+    graph_pb2.GraphDef(),
+)
+
+
+def test_a_failed_step_reports_the_cause_not_the_aborted_recv_it_echoes():
+    # CPU:1's _Recv of r's value is aborted by r's failure on CPU:0 (an echo); the step
+    # reports r's InvalidArgument (common.errors.root_error), as TensorFlow's DirectSession.
+    sess = Session(TWO_DEVICES, num_devices=2, optimize=False)
+    with sess, pytest.raises(InvalidArgumentError) as failed:
+        sess.run(["n:0"], {"x:0": np.zeros(3, np.float32)})
+    assert failed.value.node_name == "r"

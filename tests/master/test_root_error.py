@@ -12,13 +12,13 @@ from common.errors import (
     from_code,
     naming_node,
 )
-from master.partition_runner import _StepWaiter
+from common.executor.barrier import ExecutorBarrier
 
 
 def _root(*errors, recv_nodes=()):
-    waiter = _StepWaiter(len(errors), lambda error: None)
+    waiter = ExecutorBarrier(len(errors))  # as the partition runner collects RunGraph errors
     for e in errors:
-        waiter.finished(e)
+        waiter.when_done(e)
     return waiter.root_error(frozenset(recv_nodes))
 
 

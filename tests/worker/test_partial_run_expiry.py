@@ -97,7 +97,7 @@ def test_an_abandoned_partial_run_expires_and_is_freed(start_worker):
     )
     expired = _after(IDLE)
     assert _value(one) == 4.0
-    step = _mgr(server)._partials[5].step
+    step = _mgr(server)._partial_runs._partials[5].step
     assert not step.finished.is_set()  # CPU0's executor waits for y
     assert expired.wait(TIMEOUT)
     assert peer_done.is_set()
@@ -147,7 +147,7 @@ def test_a_call_in_flight_longer_than_the_idle_timeout_is_not_cut_off(start_work
         stub, handle, 8, send=[(_pinned_feed(server, "x:0", CPU1), np.float32(3))], recv_key=[s1]
     )
     assert _value(one) == 4.0  # the idle deadline is armed
-    partial = _mgr(server)._partials[8]
+    partial = _mgr(server)._partial_runs._partials[8]
     outcome: list = []
     waiting = threading.Thread(target=lambda: outcome.append(_prun(stub, handle, 8, recv_key=[s2])))
     waiting.start()  # waits for s2, which needs y
@@ -241,7 +241,7 @@ def test_worker_shutdown_frees_partial_runs_and_their_idle_deadlines(start_worke
     )
     assert _value(one) == 4.0
     mgr = _mgr(server)
-    step = mgr._partials[6].step
+    step = mgr._partial_runs._partials[6].step
     watching = DEADLINES.pending()
     server.stop(grace=0)
     assert mgr.partial_step_ids() == []
