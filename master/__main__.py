@@ -32,9 +32,8 @@ from master.lease_renewer import DEFAULT_LEASE_S  # noqa: E402
 from master.master import DEFAULT_DEVICE, DEFAULT_RPC_TIMEOUT  # noqa: E402
 from master.monitor import Monitor  # noqa: E402
 from master.server import DEFAULT_GRACE_SECONDS, MasterServer  # noqa: E402
-from rpc import local_rpc  # noqa: E402
+from master.task_server import Colocated  # noqa: E402
 from rpc.worker_cache import parse_task  # noqa: E402
-from worker.server import WorkerServer  # noqa: E402
 
 log = logging.getLogger("master")
 
@@ -139,9 +138,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         server: cli.Server = master
         if args.colocate:
             job, task = parse_task(args.colocate)
-            local_rpc.share_in_process()  # the master calls this worker directly
-            worker = WorkerServer(cluster, job, task, rpc_timeout=args.rpc_timeout)
-            server = _Colocated(master, worker)
+            server = Colocated(master, cluster, job, task, rpc_timeout=args.rpc_timeout)
         # One endpoint for the process: a colocated worker's metrics are there too.
         metrics_server = cli.start_metrics(
             args.metrics_port, args.metrics_host or master.bind_host, log
@@ -166,25 +163,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         if dashboard is not None:
             dashboard.stop()
         cli.stop_metrics(metrics_server)
-
-
-class _Colocated:
-    """A master and one worker task in one process: started worker first, stopped
-    master first."""
-
-    def __init__(self, master: MasterServer, worker: WorkerServer) -> None:
-        self.master = master
-        self.worker = worker
-
-    def start(self) -> None:
-        self.worker.start()
-        log.info("worker %s listening on %s (in the master's process)",
-                 self.worker.task_name, self.worker.address)
-        self.master.start()
-
-    def stop(self, grace: float) -> None:
-        self.master.stop(grace)
-        self.worker.stop(grace)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Master, session leases: renews the leases of this master's worker sessions, so a
 worker drops them (and their registered graphs) once this master is gone
-(worker.session_leases has the worker's side and the wire format).
+(worker.session_leases has the worker's side, rpc.service_paths the wire format).
 
 Every lease/3 seconds one /dataflow.WorkerService/KeepAliveSessions per task, listing the
 open sessions that have a worker session there, sent without waiting for the answers
@@ -17,12 +17,10 @@ from collections.abc import Callable
 
 import grpc
 
-from rpc.service_paths import STREAM_SERVICE
-from worker.session_leases import KEEPALIVE_METHOD, encode_keepalive
+from rpc.service_paths import KEEPALIVE_PATH, encode_keepalive
 
 log = logging.getLogger(__name__)
 
-KEEPALIVE_PATH = f"/{STREAM_SERVICE}/{KEEPALIVE_METHOD}"
 DEFAULT_LEASE_S = 60.0
 
 

@@ -6,7 +6,7 @@ MasterService under /tensorflow.MasterService and /dataflow.MasterService (and, 
 clients on this host, on a Unix socket found through /dataflow.MasterService/LocalEndpoint:
 rpc.local_rpc), `stop()`
 closes the sessions (deleting their worker sessions), stops the server with a grace
-period and closes the channels to workers. With `in_task=WorkerServer` it serves on that
+period and closes the channels to workers. With `in_task` (a WorkerServer) it serves on that
 task's gRPC server and port instead of its own (master.task_server: TensorFlow's layout).
 start/stop are not reentrant; the running server is safe from any thread.
 """
@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import logging
 from concurrent import futures
-from typing import Any
+from typing import Any, Protocol
 
 import grpc
 
@@ -32,12 +32,26 @@ from master.task_prober import TaskProber
 from rpc import local_rpc
 from rpc.channels import GRPC_OPTIONS
 from rpc.service_paths import MASTER_METHODS, add_master_servicer
-from worker.server import WorkerServer
 
 log = logging.getLogger(__name__)
 
 MAX_RPC_THREADS = 64
 DEFAULT_GRACE_SECONDS = 5.0
+
+
+class TaskEndpoint(Protocol):
+    """The task whose gRPC server and port a master in that task shares (a
+    worker.server.WorkerServer; master.task_server builds the pair)."""
+
+    host: str
+    port: int
+    bind_host: str
+
+    @property
+    def task_name(self) -> str: ...
+
+    @property
+    def grpc_server(self) -> grpc.Server: ...
 
 
 class MasterServer:
@@ -53,7 +67,7 @@ class MasterServer:
         rpc_timeout: float = DEFAULT_RPC_TIMEOUT,
         step_timeout: float | None = None,
         worker_cache: Any = None,
-        in_task: WorkerServer | None = None,
+        in_task: TaskEndpoint | None = None,
         monitor: Monitor | None = None,
         session_lease: float = DEFAULT_LEASE_S,
     ) -> None:

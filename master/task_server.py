@@ -7,8 +7,9 @@ with `tf.compat.v1.Session("grpc://HOST:PORT")`. The master calls its own task d
 (rpc.local_rpc.share_in_process), places nodes without a device on its own task, as
 TensorFlow's master places them on its local device, and lists its task's devices as the
 local ones. This is the layout TF_CONFIG deployments (Kubernetes, Kubeflow's TFJob) use;
-`python -m server` starts it. start/stop are not reentrant; the running server is safe
-from any thread.
+`python -m server` starts it; `Colocated` is `python -m master --colocate TASK` (a master
+on its own port, a worker task in its process). This is the one module of master/ that
+imports worker/. start/stop are not reentrant; the running server is safe from any thread.
 """
 
 from __future__ import annotations
@@ -121,3 +122,27 @@ def start_local_cluster(
         s.set_cluster(spec)
         s.start()
     return spec, servers
+
+
+class Colocated:
+    """`python -m master --colocate TASK`: a master on its own port and one worker task in
+    the same process, which the master calls directly; started worker first, stopped
+    master first."""
+
+    def __init__(
+        self, master: MasterServer, cluster: ClusterSpec, job: str, task: int,
+        rpc_timeout: float = DEFAULT_RPC_TIMEOUT,
+    ) -> None:
+        local_rpc.share_in_process()  # the master calls this worker directly
+        self.master = master
+        self.worker = WorkerServer(cluster, job, task, rpc_timeout=rpc_timeout)
+
+    def start(self) -> None:
+        self.worker.start()
+        log.info("worker %s listening on %s (in the master's process)",
+                 self.worker.task_name, self.worker.address)
+        self.master.start()
+
+    def stop(self, grace: float) -> None:
+        self.master.stop(grace)
+        self.worker.stop(grace)

@@ -11,7 +11,8 @@ from the .proto files. Everything here is stateless and safe to call concurrentl
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import struct
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import grpc
@@ -186,3 +187,19 @@ ONE_PATH = f"/{STREAM_SERVICE}/{ONE_METHOD}"
 # as little-endian int64s, the response empty. TensorFlow workers answer UNIMPLEMENTED.
 CLEANUP_BATCH_METHOD = "CleanupGraphBatch"
 CLEANUP_BATCH_PATH = f"/{STREAM_SERVICE}/{CLEANUP_BATCH_METHOD}"
+
+# A master renews its worker sessions' leases (worker.session_leases): the request is
+# `<d lease seconds>` then the session handles, NUL-separated; the response empty.
+KEEPALIVE_METHOD = "KeepAliveSessions"
+KEEPALIVE_PATH = f"/{STREAM_SERVICE}/{KEEPALIVE_METHOD}"
+_LEASE = struct.Struct("<d")
+
+
+def encode_keepalive(lease_s: float, handles: Sequence[str]) -> bytes:
+    return _LEASE.pack(lease_s) + "\0".join(handles).encode()
+
+
+def decode_keepalive(payload: bytes) -> tuple[float, list[str]]:
+    (lease_s,) = _LEASE.unpack_from(payload)
+    rest = payload[_LEASE.size:].decode()
+    return lease_s, [h for h in rest.split("\0") if h]

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("common", "master", "worker", "client", "deploy", "bench", "protos", "server")
+PACKAGES = ("common", "rpc", "master", "worker", "client", "deploy", "bench", "protos", "server")
 
 _PROBE = r"""
 import importlib, sys, traceback

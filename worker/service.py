@@ -38,12 +38,13 @@ from rpc import call_pool, local_rpc, tensor_stream
 from rpc import status as rpc_status
 from rpc.service_paths import (
     CLEANUP_BATCH_METHOD,
+    KEEPALIVE_METHOD,
     ONE_METHOD,
     STREAM_METHOD,
     STREAM_SERVICE,
     add_worker_servicer,
+    decode_keepalive,
 )
-from worker import session_leases
 from worker.worker import Worker
 
 log = logging.getLogger(__name__)
@@ -107,7 +108,7 @@ class WorkerServicer:
 
     def KeepAliveSessions(self, request: bytes, context: grpc.ServicerContext) -> bytes:
         """Our master renews its sessions' leases (worker.session_leases); raw bytes."""
-        lease_s, handles = session_leases.decode_keepalive(request)
+        lease_s, handles = decode_keepalive(request)
         self._call(context, lambda: self.worker.keepalive_sessions(lease_s, handles))
         return b""
 
@@ -337,7 +338,7 @@ def add_to_server(server: grpc.Server, servicer: WorkerServicer) -> None:
                     ONE_METHOD: one,
                     CLEANUP_BATCH_METHOD: cleanup,
                     local_rpc.ENDPOINT_METHOD: endpoint,
-                    session_leases.KEEPALIVE_METHOD: keepalive,
+                    KEEPALIVE_METHOD: keepalive,
                 },
             ),
         )

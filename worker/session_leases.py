@@ -7,9 +7,9 @@ Two rules free a master's sessions without it:
   means the old one restarted, so the sessions of older incarnations are dropped.
 - Lease (ours): a flowrt master renews its sessions every lease/3 seconds with
   /dataflow.WorkerService/KeepAliveSessions (payload: `<d lease seconds>` then the session
-  handles, NUL-separated). A session renewed once and then not for its lease is dropped:
-  its master died or lost this task. Sessions never renewed (a TensorFlow master) keep
-  the old behaviour and live until DeleteWorkerSession.
+  handles, NUL-separated; rpc.service_paths). A session renewed once and then not for its
+  lease is dropped: its master died or lost this task. Sessions never renewed (a
+  TensorFlow master) keep the old behaviour and live until DeleteWorkerSession.
 
 Pure bookkeeping, no threads or I/O: the Worker asks `expired()` from its sweeper and
 drops what it returns. Thread-safe: one lock.
@@ -17,23 +17,9 @@ drops what it returns. Thread-safe: one lock.
 
 from __future__ import annotations
 
-import struct
 import threading
 import time
 from collections.abc import Callable, Sequence
-
-KEEPALIVE_METHOD = "KeepAliveSessions"
-_LEASE = struct.Struct("<d")
-
-
-def encode_keepalive(lease_s: float, handles: Sequence[str]) -> bytes:
-    return _LEASE.pack(lease_s) + "\0".join(handles).encode()
-
-
-def decode_keepalive(payload: bytes) -> tuple[float, list[str]]:
-    (lease_s,) = _LEASE.unpack_from(payload)
-    rest = payload[_LEASE.size:].decode()
-    return lease_s, [h for h in rest.split("\0") if h]
 
 
 class SessionLeases:

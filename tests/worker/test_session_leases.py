@@ -4,7 +4,8 @@ them; sessions never renewed (a TensorFlow master) do not expire."""
 
 from __future__ import annotations
 
-from worker.session_leases import SessionLeases, decode_keepalive, encode_keepalive
+from rpc.service_paths import decode_keepalive, encode_keepalive
+from worker.session_leases import SessionLeases
 
 M = "/job:master/replica:0/task:0"
 
