@@ -19,6 +19,7 @@ from client.training.checkpoint_management import (  # noqa: F401
     update_checkpoint_state,
 )
 from client.training.coordinator import Coordinator  # noqa: F401
+from client.training.device_setter import replica_device_setter  # noqa: F401
 from client.training.ftrl import FtrlOptimizer  # noqa: F401
 from client.training.gradient_descent import GradientDescentOptimizer  # noqa: F401
 from client.training.input import (  # noqa: F401
@@ -50,6 +51,7 @@ from client.training.saver import (  # noqa: F401
     export_meta_graph,
     import_meta_graph,
 )
+from client.training.server_lib import ClusterSpec, Server  # noqa: F401
 from client.training.training_util import (  # noqa: F401
     create_global_step,
     get_global_step,

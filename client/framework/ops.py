@@ -428,14 +428,20 @@ class Graph:
             self._device_stack.pop()
 
     def _apply_device_functions(self, op: Operation) -> str:
+        """TF's order: innermost scope first, down to a `device(None)`. A device string
+        fills only the parts still unset; a device function sees the op with the device
+        so far (op.device) and its result replaces it (replica_device_setter merges)."""
         device = ""
-        for spec in self._device_stack:
+        for spec in reversed(self._device_stack):
             if spec is None:
-                device = ""
-            elif callable(spec):
-                device = _merge_device(spec(op) or "", device)
+                break
+            if callable(spec):
+                op._set_device(device)
+                device = _merge_device(str(spec(op) or ""), "")
             else:
-                device = _merge_device(str(spec), device)
+                device = (
+                    _merge_device(device, str(spec)) if device else _merge_device(str(spec), "")
+                )
         return device
 
     # -- control dependencies -------------------------------------------------------------

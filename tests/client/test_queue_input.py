@@ -65,8 +65,9 @@ def test_pipeline_like_tensorflow(build):
     theirs, tf_names = _drain(tf1, build)
     assert our_names == tf_names
     if build is _join:  # two enqueue threads: the order between them is not fixed
-        ours, theirs = sorted(np.concatenate(ours).tolist()), sorted(
-            np.concatenate(theirs).tolist()
+        ours, theirs = (
+            sorted(np.concatenate(ours).tolist()),
+            sorted(np.concatenate(theirs).tolist()),
         )
         assert ours == theirs
         return
