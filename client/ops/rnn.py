@@ -21,6 +21,22 @@ from client.ops.rnn_cell_impl import _concat, _flatten, _pack_as
 from client.ops.tensor_array_ops import TensorArray
 
 
+def _should_cache() -> bool:
+    """TF's rnn._should_cache: outside a while loop, variables made by the cell get a
+    caching device, so their values are read once, before the loop."""
+    ctxt = _ops.get_default_graph()._get_control_flow_context()
+    while ctxt is not None:
+        if isinstance(ctxt, control_flow_ops.WhileContext):
+            return False
+        ctxt = ctxt.outer_context
+    return True
+
+
+def _cache(varscope: Any) -> None:
+    if _should_cache() and varscope.caching_device is None:
+        varscope.set_caching_device(lambda op: op.device)
+
+
 def _map(fn: Any, structure: Any) -> Any:
     return _pack_as(structure, [fn(x) for x in _flatten(structure)])
 
@@ -133,6 +149,7 @@ def static_rnn(
         raise ValueError("inputs must not be empty")
     outputs = []
     with vs.variable_scope(scope or "rnn") as varscope:
+        _cache(varscope)
         first = inputs[0]
         while isinstance(first, (list, tuple)):
             first = first[0]
@@ -253,7 +270,8 @@ def dynamic_rnn(
     time_major: bool = False,
     scope: Any = None,
 ) -> tuple[Any, Any]:
-    with vs.variable_scope(scope or "rnn"):
+    with vs.variable_scope(scope or "rnn") as varscope:
+        _cache(varscope)
         flat_input = [convert_to_tensor(x) for x in _flatten(inputs)]
         if not time_major:
             flat_input = [_transpose_batch_time(x) for x in flat_input]

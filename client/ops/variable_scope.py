@@ -37,8 +37,10 @@ class VariableScope:
         initializer: Any = None,
         dtype: Any = dtypes.float32,
         regularizer: Any = None,
+        caching_device: Any = None,
     ) -> None:
         self.name = name
+        self.caching_device = caching_device
         self.reuse = reuse
         self.initializer = initializer
         self.regularizer = regularizer
@@ -47,6 +49,9 @@ class VariableScope:
 
     def set_regularizer(self, regularizer: Any) -> None:
         self.regularizer = regularizer
+
+    def set_caching_device(self, caching_device: Any) -> None:
+        self.caching_device = caching_device
 
     def reuse_variables(self) -> None:
         self.reuse = True
@@ -97,6 +102,7 @@ class VariableScope:
             initializer if initializer is not None else self.initializer,
             trainable,
             collections,
+            self.caching_device,
         )
         store[full_name] = v
         regularizer = regularizer or self.regularizer
@@ -111,7 +117,13 @@ class VariableScope:
 
 
 def _new_variable(
-    full_name: str, shape: Any, dtype: Any, initializer: Any, trainable: Any, collections: Any
+    full_name: str,
+    shape: Any,
+    dtype: Any,
+    initializer: Any,
+    trainable: Any,
+    collections: Any,
+    caching_device: Any = None,
 ) -> Any:
     from client.ops import init_ops
     from client.ops.variables import Variable
@@ -139,7 +151,12 @@ def _new_variable(
         init, init_dtype = initializer, dtype
     with g.name_scope(None):
         return Variable(
-            init, name=full_name, dtype=init_dtype, trainable=trainable, collections=collections
+            init,
+            name=full_name,
+            dtype=init_dtype,
+            trainable=trainable,
+            collections=collections,
+            caching_device=caching_device,
         )
 
 
@@ -233,6 +250,7 @@ def variable_scope(
         initializer if initializer is not None else base.initializer,
         dtype if dtype is not None else base.dtype,
         regularizer if regularizer is not None else base.regularizer,
+        kwargs.get("caching_device") or base.caching_device,
     )
     if not auxiliary_name_scope or (not name_scope and isinstance(name_or_scope, VariableScope)):
         scope.original_name_scope = (

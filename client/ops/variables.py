@@ -110,10 +110,21 @@ class Variable:
                     {"validate_shape": validate_shape},
                     name="Assign",
                 )
+                # A caching device (dynamic_rnn sets one) reads the variable once per
+                # step, outside any loop: uses see "Read/Identity", as in TF.
+                self._cached_value = None
                 with _ops.name_scope("Read"):
                     self._graph_element = apply_op(
                         "ReadVariableOp", [self._handle], {"dtype": self._dtype}
                     ).outputs[0]
+                    if caching_device is not None:
+                        with (
+                            g.colocate_with(None, ignore_existing=True),
+                            g.device(caching_device),
+                        ):
+                            self._cached_value = apply_op(
+                                "Identity", [self._graph_element], {}
+                            ).outputs[0]
         cols = list(collections) if collections is not None else [GraphKeys.GLOBAL_VARIABLES]
         if trainable and GraphKeys.TRAINABLE_VARIABLES not in cols:
             cols.append(GraphKeys.TRAINABLE_VARIABLES)
@@ -200,6 +211,8 @@ class Variable:
         return self._graph_element
 
     def value(self) -> Any:
+        if getattr(self, "_cached_value", None) is not None:
+            return self._cached_value
         # Reads run where the variable lives; the value travels to its consumers.
         with self._graph.colocate_with(None, ignore_existing=True), self._on_device():
             return self._read_variable_op()
