@@ -11,6 +11,16 @@ from client.training.adadelta import AdadeltaOptimizer  # noqa: F401
 from client.training.adagrad import AdagradOptimizer  # noqa: F401
 from client.training.adagrad_da import AdagradDAOptimizer  # noqa: F401
 from client.training.adam import AdamOptimizer  # noqa: F401
+from client.training.basic_session_run_hooks import (  # noqa: F401
+    CheckpointSaverHook,
+    LoggingTensorHook,
+    NanLossDuringTrainingError,
+    NanTensorHook,
+    SecondOrStepTimer,
+    StepCounterHook,
+    StopAtStepHook,
+    SummarySaverHook,
+)
 from client.training.checkpoint_management import (  # noqa: F401
     checkpoint_exists,
     generate_checkpoint_state_proto,
@@ -34,6 +44,14 @@ from client.training.input import (  # noqa: F401
     string_input_producer,
 )
 from client.training.momentum import MomentumOptimizer  # noqa: F401
+from client.training.monitored_session import (  # noqa: F401
+    ChiefSessionCreator,
+    MonitoredSession,
+    MonitoredTrainingSession,
+    Scaffold,
+    SingularMonitoredSession,
+    WorkerSessionCreator,
+)
 from client.training.optimizer import Optimizer  # noqa: F401
 from client.training.proximal import (  # noqa: F401
     ProximalAdagradOptimizer,
@@ -52,6 +70,12 @@ from client.training.saver import (  # noqa: F401
     import_meta_graph,
 )
 from client.training.server_lib import ClusterSpec, Server  # noqa: F401
+from client.training.session_run_hook import (  # noqa: F401
+    SessionRunArgs,
+    SessionRunContext,
+    SessionRunHook,
+    SessionRunValues,
+)
 from client.training.training_util import (  # noqa: F401
     create_global_step,
     get_global_step,

@@ -46,8 +46,15 @@ def _merged(spec: Any, current: Any) -> str:
 
 
 class _ReplicaDeviceChooser:
-    def __init__(self, ps_tasks: int, ps_device: str, worker_device: str,
-                 merge_devices: bool, ps_ops: list[str], ps_strategy: Any) -> None:  # fmt: skip
+    def __init__(
+        self,
+        ps_tasks: int,
+        ps_device: str,
+        worker_device: str,
+        merge_devices: bool,
+        ps_ops: list[str],
+        ps_strategy: Any,
+    ) -> None:
         self._ps_tasks, self._ps_device, self._worker_device = ps_tasks, ps_device, worker_device
         self._merge_devices, self._ps_ops, self._ps_strategy = merge_devices, ps_ops, ps_strategy
 

@@ -321,9 +321,19 @@ def batch(
     name: str | None = None,
 ) -> Any:
     return _batch(
-        [tensors], tensors, batch_size, num_threads, capacity, enqueue_many, shapes,
-        dynamic_pad, allow_smaller_final_batch, shared_name, name, "batch",
-    )  # fmt: skip
+        [tensors],
+        tensors,
+        batch_size,
+        num_threads,
+        capacity,
+        enqueue_many,
+        shapes,
+        dynamic_pad,
+        allow_smaller_final_batch,
+        shared_name,
+        name,
+        "batch",
+    )
 
 
 def batch_join(
@@ -338,9 +348,19 @@ def batch_join(
     name: str | None = None,
 ) -> Any:
     return _batch(
-        list(tensors_list), tensors_list[0], batch_size, 1, capacity, enqueue_many, shapes,
-        dynamic_pad, allow_smaller_final_batch, shared_name, name, "batch_join",
-    )  # fmt: skip
+        list(tensors_list),
+        tensors_list[0],
+        batch_size,
+        1,
+        capacity,
+        enqueue_many,
+        shapes,
+        dynamic_pad,
+        allow_smaller_final_batch,
+        shared_name,
+        name,
+        "batch_join",
+    )
 
 
 def shuffle_batch(
@@ -357,9 +377,20 @@ def shuffle_batch(
     name: str | None = None,
 ) -> Any:
     return _shuffle_batch(
-        [tensors], tensors, batch_size, capacity, min_after_dequeue, num_threads, seed,
-        enqueue_many, shapes, allow_smaller_final_batch, shared_name, name, "shuffle_batch",
-    )  # fmt: skip
+        [tensors],
+        tensors,
+        batch_size,
+        capacity,
+        min_after_dequeue,
+        num_threads,
+        seed,
+        enqueue_many,
+        shapes,
+        allow_smaller_final_batch,
+        shared_name,
+        name,
+        "shuffle_batch",
+    )
 
 
 def shuffle_batch_join(
@@ -375,6 +406,17 @@ def shuffle_batch_join(
     name: str | None = None,
 ) -> Any:
     return _shuffle_batch(
-        list(tensors_list), tensors_list[0], batch_size, capacity, min_after_dequeue, 1, seed,
-        enqueue_many, shapes, allow_smaller_final_batch, shared_name, name, "shuffle_batch_join",
-    )  # fmt: skip
+        list(tensors_list),
+        tensors_list[0],
+        batch_size,
+        capacity,
+        min_after_dequeue,
+        1,
+        seed,
+        enqueue_many,
+        shapes,
+        allow_smaller_final_batch,
+        shared_name,
+        name,
+        "shuffle_batch_join",
+    )
