@@ -173,3 +173,42 @@ def test_stateful_kernels_are_shared_across_registered_graphs(shared_cluster):
     want = _run(tf1, "", build, steps=2)
     for tf_mod in (tf1, client):
         _assert_identical(_run(tf_mod, shared_cluster.target, build, steps=2), want)
+
+
+def layers_program(tf_mod, dev):
+    """The MLP with tf.layers.dense. TF 2.21's compat.v1.layers (tf_keras) seeds a
+    default initializer from Python's `random`, not from the graph seed, so the program
+    passes TF1 initializers explicitly (as a reproducible TF1 program must)."""
+    tf_mod.set_random_seed(99)
+    idx = tf_mod.random_shuffle(tf_mod.range(256))[:32]
+    xb = tf_mod.gather(tf_mod.constant(X), idx)
+    yb = tf_mod.gather(tf_mod.constant(Y), idx)
+    with dev(W1):
+        h = tf_mod.layers.dense(
+            xb,
+            16,
+            activation=tf_mod.nn.relu,
+            kernel_initializer=tf_mod.glorot_uniform_initializer(),
+        )
+        h = tf_mod.nn.dropout(h, rate=0.25)
+        logits = tf_mod.layers.dense(h, 3, kernel_initializer=tf_mod.initializers.he_normal())
+        loss = tf_mod.reduce_mean(
+            tf_mod.nn.sparse_softmax_cross_entropy_with_logits(labels=yb, logits=logits)
+        )
+        train = tf_mod.train.GradientDescentOptimizer(0.5).minimize(loss)
+
+    def fetch(sess, steps):
+        return [float(sess.run([loss, train])[0]) for _ in range(steps)]
+
+    return fetch
+
+
+def test_seeded_layers_program_with_our_client(shared_cluster):
+    pytest.importorskip("tf_keras")
+    import os
+
+    os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
+    want = _run(tf1, "", layers_program, steps=20)
+    got = _run(client, shared_cluster.target, layers_program, steps=20)
+    np.testing.assert_allclose(got, want, rtol=2e-5, atol=1e-6)
+    assert [f"{v:.4f}" for v in got] == [f"{v:.4f}" for v in want]
