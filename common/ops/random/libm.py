@@ -81,7 +81,7 @@ def _ptr(a: np.ndarray) -> ctypes.c_void_p:
     return ctypes.c_void_p(a.ctypes.data)
 
 
-# (numpy fallback, float32 array function, float64 array function) per C function
+# The C loop for each (function, dtype); without the library numpy computes it in double.
 _UNARY = {
     ("log", np.dtype(np.float32)): "flowrt_logf",
     ("log", np.dtype(np.float64)): "flowrt_log",

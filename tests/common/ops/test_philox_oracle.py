@@ -81,7 +81,12 @@ def test_stateful_floats(op, dt, name, shape):
 
 
 def test_normals_use_the_c_library():
-    # Without a C compiler the normals are correctly rounded instead (1-ulp differences).
+    # Without a C compiler the normals are correctly rounded instead (1-ulp differences
+    # from TensorFlow's, so the exact normal tests here fail): .ci/run installs gcc.
+    import shutil
+
+    if shutil.which("cc") is None and shutil.which("gcc") is None:
+        pytest.skip("no C compiler: libm falls back to numpy")
     assert libm.exact()
 
 
