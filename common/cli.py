@@ -1,6 +1,6 @@
 """Command lines, shared pieces: the flags, logging set-up, metrics endpoint and
-serve-until-signalled loop of `python -m master` and `python -m worker` (and the signal
-handling of `python -m deploy`).
+serve-until-signalled loop of `python -m master`, `python -m worker` and `python -m server`
+(and the signal handling of `python -m deploy`).
 
 Process entry points only: installs signal handlers, so call from the main thread.
 """
@@ -18,6 +18,7 @@ from typing import Any, Protocol
 from wsgiref.simple_server import WSGIServer
 
 from common import memory, metrics
+from common.errors import OpError
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 # SIGHUP too: a closed terminal (or a launcher passing it on) stops a task cleanly.
@@ -181,6 +182,40 @@ def stop_on_signals() -> tuple[threading.Event, Callable[[], None]]:
             signal.signal(sig, handler)
 
     return stop, restore
+
+
+class ServesTask(Server, Protocol):
+    """A server of one cluster task (a WorkerServer, a master.task_server.TaskServer)."""
+
+    @property
+    def task_name(self) -> str: ...
+
+    @property
+    def bind_host(self) -> str: ...
+
+    @property
+    def address(self) -> str: ...
+
+
+def run_task_server(
+    kind: str, build: Callable[[], ServesTask], args: argparse.Namespace, log: logging.Logger
+) -> int:
+    """The body of a task's `main`: build the server and its metrics endpoint (an OpError
+    is logged as "cannot start <kind>" and is exit code 2), then `serve` it as
+    "<kind> <task name>" until signalled; the exit code."""
+    try:
+        server = build()
+        metrics_server = start_metrics(
+            args.metrics_port, args.metrics_host or server.bind_host, log
+        )
+    except OpError as e:
+        log.error("cannot start %s: %s", kind, e.message)
+        return 2
+    name = f"{kind} {server.task_name}"
+    try:
+        return serve(server, name, lambda: server.address, args.grace, log)
+    finally:
+        stop_metrics(metrics_server)
 
 
 def serve(

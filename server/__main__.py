@@ -22,7 +22,6 @@ from collections.abc import Sequence  # noqa: E402
 
 from common import cli, tf_config  # noqa: E402
 from common.cluster import ClusterSpec  # noqa: E402
-from common.errors import OpError  # noqa: E402
 from master.lease_renewer import DEFAULT_LEASE_S  # noqa: E402
 from master.master import DEFAULT_RPC_TIMEOUT  # noqa: E402
 from master.server import DEFAULT_GRACE_SECONDS  # noqa: E402
@@ -95,9 +94,10 @@ def task_of_args(args: argparse.Namespace) -> tuple[tf_config.TaskConfig, str | 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     cli.configure_logging(args.log_level, args.log_format)
-    try:
+
+    def build() -> TaskServer:
         task, bind_host = task_of_args(args)
-        server = TaskServer(
+        return TaskServer(
             task.cluster,
             task.job,
             task.task,
@@ -108,17 +108,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             session_lease=args.session_lease,
             step_timeout=args.step_timeout,
         )
-        metrics_server = cli.start_metrics(
-            args.metrics_port, args.metrics_host or server.bind_host, log
-        )
-    except OpError as e:
-        log.error("cannot start server: %s", e.message)
-        return 2
-    name = f"server {server.task_name}"
-    try:
-        return cli.serve(server, name, lambda: server.address, args.grace, log)
-    finally:
-        cli.stop_metrics(metrics_server)
+
+    return cli.run_task_server("server", build, args, log)
 
 
 if __name__ == "__main__":

@@ -23,7 +23,6 @@ from collections.abc import Sequence  # noqa: E402
 
 from common import cli  # noqa: E402
 from common.cluster import ClusterSpec  # noqa: E402
-from common.errors import OpError  # noqa: E402
 from worker.graph_mgr import DEFAULT_STEP_TIMEOUT  # noqa: E402
 from worker.server import DEFAULT_GRACE_SECONDS, WorkerServer  # noqa: E402
 
@@ -81,10 +80,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     cli.configure_logging(args.log_level, args.log_format)
     cli.apply_limit_flags(args, log)
-    try:
-        cluster = ClusterSpec.load(args.cluster)
-        server = WorkerServer(
-            cluster,
+
+    def build() -> WorkerServer:
+        return WorkerServer(
+            ClusterSpec.load(args.cluster),
             args.job,
             args.task,
             num_cpus=args.cpus,
@@ -93,17 +92,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             step_timeout=args.step_timeout,
             partial_idle_timeout=args.partial_run_idle_timeout,
         )
-        metrics_server = cli.start_metrics(
-            args.metrics_port, args.metrics_host or server.bind_host, log
-        )
-    except OpError as e:
-        log.error("cannot start worker: %s", e.message)
-        return 2
-    name = f"worker {server.task_name}"
-    try:
-        return cli.serve(server, name, lambda: server.address, args.grace, log)
-    finally:
-        cli.stop_metrics(metrics_server)
+
+    return cli.run_task_server("worker", build, args, log)
 
 
 if __name__ == "__main__":
