@@ -253,6 +253,8 @@ class MonitoredSession:
     def run(
         self, fetches: Any, feed_dict: Any = None, options: Any = None, run_metadata: Any = None
     ) -> Any:
+        if self.should_stop():
+            raise RuntimeError("Run called even after should_stop requested.")
         run_context = SessionRunContext(SessionRunArgs(fetches, feed_dict, options), self._sess)
         all_fetches: dict[Any, Any] = {"caller": fetches}
         feeds = dict(feed_dict or {})

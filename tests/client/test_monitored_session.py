@@ -95,3 +95,17 @@ def _pipeline(tf):
 
 def test_out_of_range_ends_the_session_cleanly():
     assert _pipeline(client) == _pipeline(tf1) == [[1.0, 2.0], [3.0, 1.0], [2.0, 3.0]]
+
+
+def test_run_after_stop_is_refused_as_tensorflow():
+    for tf in (client, tf1):
+        g = tf.Graph()
+        with g.as_default():
+            gs = tf.train.get_or_create_global_step()
+            step = tf.assign_add(gs, 1)
+            hook = tf.train.StopAtStepHook(last_step=1)
+            with tf.train.MonitoredTrainingSession(hooks=[hook]) as sess:
+                sess.run(step)
+                assert sess.should_stop()
+                with pytest.raises(RuntimeError, match="Run called even after should_stop"):
+                    sess.run(step)
