@@ -26,3 +26,30 @@ def _tensorflow_mode(request: pytest.FixtureRequest) -> Iterator[None]:
             tf.compat.v1.reset_default_graph()
             tf.compat.v1.enable_eager_execution()
     yield
+
+
+# -- tiers: `pytest -m "not integration"` is the inner loop (markers in pyproject.toml) -----
+# Real processes started as a user starts them (the CLIs, the launcher, docker, benchmarks).
+_INTEGRATION_DIRS = ("integration", "deploy", "bench")
+
+
+def _tier(item: pytest.Item) -> str:
+    parts = item.path.relative_to(item.config.rootpath).parts
+    in_tests = parts[1:] if parts[:1] == ("tests",) else parts
+    if in_tests[:1] and in_tests[0] in _INTEGRATION_DIRS or item.path.stem.endswith("_cli"):
+        return "integration"
+    return "unit"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Marks every test with its tier (unit or integration) and, where the module holds
+    TensorFlow (the oracle), tf_oracle; the tree decides, so new tests need no marks."""
+    for item in items:
+        item.add_marker(_tier(item))
+        module = getattr(item, "module", None)
+        holds_tf = any(
+            getattr(value, "__name__", None) == "tensorflow"
+            for value in vars(module).values()
+        ) if module is not None else False
+        if holds_tf or "tf_oracle" in item.path.parts:
+            item.add_marker("tf_oracle")
