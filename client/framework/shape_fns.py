@@ -1015,3 +1015,36 @@ def _fused_batch_norm(op: Any) -> list[Any]:
         c = x.as_list()[3 if fmt == "NHWC" else 1]
     vec = TensorShape([c])
     return [x, vec, vec, vec, vec] + ([TensorShape(None)] if op.type == "FusedBatchNormV3" else [])
+
+
+def _window_out(n: Any, k: int, s: int, d: int, padding: str) -> Any:
+    if n is None:
+        return None
+    eff = (k - 1) * d + 1
+    return (n - eff + s) // s if padding == "VALID" else (n + s - 1) // s
+
+
+@_reg("Conv3D", "MaxPool3D", "AvgPool3D")
+def _conv3d_or_pool3d(op: Any) -> list[Any]:
+    x = _in(op)
+    if x.ndims != 5:
+        return [TensorShape(None)]
+    dims = x.as_list()
+    padding = _attr(op, "padding")
+    padding = padding.decode() if isinstance(padding, bytes) else padding
+    strides = [int(v) for v in _attr(op, "strides")]
+    window: list[Any]
+    if op.type == "Conv3D":
+        w = _in(op, 1)
+        if w.ndims != 5:
+            return [TensorShape([dims[0], None, None, None, None])]
+        window, out_c = w.as_list()[:3], w.as_list()[4]
+        dil = [int(v) for v in (_attr(op, "dilations") or [1] * 5)]
+    else:
+        window, out_c = [int(v) for v in _attr(op, "ksize")][1:4], dims[4]
+        dil = [1] * 5
+    spatial = [
+        None if k is None else _window_out(n, k, s, d, padding)
+        for n, k, s, d in zip(dims[1:4], window, strides[1:4], dil[1:4])
+    ]
+    return [TensorShape([dims[0], *spatial, out_c])]

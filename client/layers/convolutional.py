@@ -129,6 +129,29 @@ class Conv2D(_Conv):
     rank = 2
 
 
+class Conv3D(_Conv):
+    """A 3-D convolution (Conv3D, NDHWC): kernel [kd, kh, kw, in, filters]."""
+
+    rank = 3
+
+    def call(self, inputs: Any) -> Any:
+        if not self.channels_last:
+            raise ValueError("Conv3D: only channels_last is supported on CPU")
+        inputs = convert_to_tensor(inputs)
+        outputs = apply_op(
+            "Conv3D",
+            [inputs, self.kernel],
+            {
+                "strides": [1, *self.strides, 1],
+                "padding": self.padding,
+                "data_format": "NDHWC",
+                "dilations": [1, *self.dilation_rate, 1],
+            },
+            "Conv3D",
+        ).outputs[0]
+        return self._finish(outputs)
+
+
 class Conv1D(_Conv):
     """A 1-D convolution as TF builds it: ExpandDims, Conv2D, Squeeze (scope "conv1d")."""
 
@@ -267,6 +290,7 @@ def _conv_fn(cls: type) -> Any:
 
 conv1d = _conv_fn(Conv1D)
 conv2d = _conv_fn(Conv2D)
+conv3d = _conv_fn(Conv3D)
 conv2d_transpose = _conv_fn(Conv2DTranspose)
 
 
@@ -304,6 +328,17 @@ class _Pooling(Layer):
 
     def call(self, inputs: Any) -> Any:
         inputs = convert_to_tensor(inputs)
+        if self.rank == 3:
+            if not self.channels_last:
+                raise ValueError("3-D pooling: only channels_last is supported on CPU")
+            op_type = self.op_type + "3D"
+            attrs = {
+                "ksize": [1, *self.pool_size, 1],
+                "strides": [1, *self.strides, 1],
+                "padding": self.padding,
+                "data_format": "NDHWC",
+            }
+            return apply_op(op_type, [inputs], attrs, op_type).outputs[0]
         if self.rank == 2:
             return self._pool2d(inputs, self.pool_size, self.strides)
         axis = 2 if self.channels_last else 3
@@ -321,6 +356,15 @@ class MaxPooling2D(_Pooling):
 
 
 class AveragePooling2D(_Pooling):
+    op_type = "AvgPool"
+
+
+class MaxPooling3D(_Pooling):
+    rank = 3
+
+
+class AveragePooling3D(_Pooling):
+    rank = 3
     op_type = "AvgPool"
 
 
@@ -351,3 +395,5 @@ max_pooling1d = _pool_fn(MaxPooling1D)
 max_pooling2d = _pool_fn(MaxPooling2D)
 average_pooling1d = _pool_fn(AveragePooling1D)
 average_pooling2d = _pool_fn(AveragePooling2D)
+max_pooling3d = _pool_fn(MaxPooling3D)
+average_pooling3d = _pool_fn(AveragePooling3D)

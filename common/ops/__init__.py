@@ -6,6 +6,7 @@ from common.ops import (  # noqa: F401  (imported for their registrations)
     candidate_sampling_ops,
     clustering_ops,
     control_flow_ops,
+    conv3d_ops,
     conv_ops,
     count_up_to_ops,
     cwise_ops,

@@ -129,3 +129,30 @@ def test_batch_normalization_training_tensor_like_tf():
         return steps
 
     _run(build)
+
+
+@pytest.mark.parametrize("padding", ["valid", "same"])
+def test_conv3d_and_pool3d_like_tf(padding):
+    vol = np.random.RandomState(5).randn(2, 5, 6, 4, 2).astype(np.float32)
+
+    def build(tf):
+        x = tf.placeholder(tf.float32, [None, 5, 6, 4, 2], name="x")
+        h = tf.layers.conv3d(x, 3, (2, 3, 2), strides=(1, 1, 1), padding=padding)
+        h = tf.layers.max_pooling3d(h, 2, 1, padding=padding)
+        h = tf.layers.conv3d(h, 2, 2, dilation_rate=(1, 1, 1), activation=tf.nn.relu)
+        y = tf.layers.average_pooling3d(h, (1, 2, 1), 1, padding="same")
+        return _with_grads(tf, y, x, {x: vol})
+
+    _run(build)
+
+
+def test_conv3d_strided_same_like_tf():
+    vol = np.random.RandomState(6).randn(1, 5, 7, 4, 2).astype(np.float32)
+
+    def build(tf):
+        x = tf.placeholder(tf.float32, [1, 5, 7, 4, 2], name="x")
+        h = tf.layers.conv3d(x, 2, 3, strides=2, padding="same")
+        y = tf.layers.max_pooling3d(h, 2, 2, padding="same")
+        return _with_grads(tf, y, x, {x: vol})
+
+    _run(build)

@@ -215,3 +215,42 @@ def _fused_batch_norm_grad(op: Any, *grad: Any) -> Any:
 
 
 RegisterGradient("FusedBatchNormV3")(_fused_batch_norm_grad)
+
+
+@RegisterGradient("Conv3D")
+def _conv3d_grad(op: Any, grad: Any) -> Any:
+    attrs = {
+        "strides": op.get_attr("strides"),
+        "padding": op.get_attr("padding"),
+        "data_format": op.get_attr("data_format"),
+        "dilations": op.get_attr("dilations"),
+    }
+    x, w = op.inputs[0], op.inputs[1]
+    dx = apply_op("Conv3DBackpropInputV2", [array_ops.shape(x), w, grad], attrs).outputs[0]
+    dw = apply_op("Conv3DBackpropFilterV2", [x, array_ops.shape(w), grad], attrs).outputs[0]
+    return [dx, dw]
+
+
+def _pool3d_attrs(op: Any) -> dict[str, Any]:
+    return {
+        "ksize": op.get_attr("ksize"),
+        "strides": op.get_attr("strides"),
+        "padding": op.get_attr("padding"),
+        "data_format": op.get_attr("data_format"),
+    }
+
+
+@RegisterGradient("MaxPool3D")
+def _max_pool3d_grad(op: Any, grad: Any) -> Any:
+    return [
+        apply_op("MaxPool3DGrad", [op.inputs[0], op.outputs[0], grad], _pool3d_attrs(op)).outputs[0]
+    ]
+
+
+@RegisterGradient("AvgPool3D")
+def _avg_pool3d_grad(op: Any, grad: Any) -> Any:
+    return [
+        apply_op("AvgPool3DGrad", [array_ops.shape(op.inputs[0]), grad], _pool3d_attrs(op)).outputs[
+            0
+        ]
+    ]
