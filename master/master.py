@@ -283,7 +283,8 @@ class Master:
                     feed_map[name] = value
                 fetches = list(dict.fromkeys(fetches))  # a fetch listed twice runs once
                 if partial_run_handle:
-                    return session.partial_run(partial_run_handle, feed_map, fetches, options)
+                    return session.partial_run(partial_run_handle, feed_map, fetches, options,
+                                               metadata)
                 return session.run(feed_map, fetches, targets, options, metadata)
         except BaseException as e:
             error = e

@@ -374,9 +374,11 @@ class MasterSession:
         feeds: dict[str, tensor_pb2.TensorProto],
         fetches: Sequence[str],
         options: Any = None,
+        metadata: config_pb2.RunMetadata | None = None,
     ) -> dict[str, tensor_pb2.TensorProto]:
         timeout = step_timeout_s(options, self.config, self.default_step_timeout)
-        return self._partial_runs.run(handle, feeds, fetches, timeout)
+        trace = options is not None and options.trace_level > config_pb2.RunOptions.NO_TRACE
+        return self._partial_runs.run(handle, feeds, fetches, timeout, trace, metadata)
 
     # -- callables -------------------------------------------------------------------------
     def make_callable(self, options: config_pb2.CallableOptions) -> int:

@@ -34,7 +34,7 @@ from common.errors import (
 from common.graph.graph import Graph
 from common.subgraph import parse_tensor_name
 from master.partition_runner import NO_DEADLINE_S, PartitionRunner, RegisteredPartition, new_id
-from protos import tensor_pb2, worker_pb2
+from protos import config_pb2, tensor_pb2, worker_pb2
 
 # How long past the call deadline the master waits for the RunGraph calls themselves.
 _GRACE_S = 2.0
@@ -50,6 +50,9 @@ class PartialRunState:
     graph: Graph  # the session's full graph, for the "can't be computed" check
     pending_inputs: dict[str, bool]  # feed -> already fed
     pending_outputs: dict[str, bool]  # fetch -> already fetched
+    # Traced: the first partial RunStep asked for a trace (RunOptions.trace_level), so
+    # every RunGraph records and the last call's answers carry the whole run's stats.
+    trace: bool | None = None
     lock: threading.Lock = dataclasses.field(default_factory=threading.Lock)
 
     def pending_done(self) -> bool:
@@ -94,8 +97,11 @@ class PartialRuns:
         feeds: dict[str, tensor_pb2.TensorProto],
         fetches: Sequence[str],
         timeout_s: float | None,
+        trace: bool = False,
+        metadata: config_pb2.RunMetadata | None = None,
     ) -> dict[str, tensor_pb2.TensorProto]:
-        """One partial RunStep; {fetch: value}."""
+        """One partial RunStep; {fetch: value}. The first call's `trace` decides whether
+        the run is traced; the last call's `metadata` then gets the run's step stats."""
         with self._lock:
             state = self._runs.get(handle)
         if state is None:
@@ -109,8 +115,11 @@ class PartialRuns:
             for name in fetches:
                 state.pending_outputs[name] = True
             is_last = state.pending_done()
+            if state.trace is None:
+                state.trace = trace
             try:
-                out = self._run_partitions(state, feeds, fetches, is_last, timeout_s)
+                out = self._run_partitions(state, feeds, fetches, is_last, timeout_s,
+                                           metadata if is_last else None)
             except Exception as e:
                 self._forget(handle)
                 self._cleanup(state.step_id)
@@ -131,6 +140,7 @@ class PartialRuns:
         fetches: Sequence[str],
         is_last: bool,
         timeout_s: float | None,
+        metadata: config_pb2.RunMetadata | None = None,
     ) -> dict[str, tensor_pb2.TensorProto]:
         budget = timeout_s if timeout_s else NO_DEADLINE_S
         calls = self.runner.calls
@@ -158,6 +168,8 @@ class PartialRuns:
                     f"Partial run step {state.step_id} did not finish within {budget:g}s"
                 )
                 continue
+            if metadata is not None and state.trace:
+                metadata.step_stats.dev_stats.extend(response.step_stats.dev_stats)
             received = {named.name: named.tensor for named in response.recv}
             for endpoint in fetches:
                 key = part.plan.fetch_keys.get(endpoint)
@@ -185,6 +197,8 @@ class PartialRuns:
             store_errors_in_response_body=True,
             request_id=new_id(),
         )
+        if state.trace:
+            request.exec_opts.record_timeline = True
         for endpoint, value in feeds.items():
             key = part.plan.feed_keys.get(endpoint)
             if key is not None:

@@ -212,8 +212,9 @@ class GraphMgr:
         """Run one step of a registered graph; {recv key: (value, is_dead)}.
 
         With a `collector` the step is traced: every executor records its nodes into the
-        collector's entry for its device (ExecutorOpts.record_timeline). Partial runs are
-        not traced.
+        collector's entry for its device (ExecutorOpts.record_timeline). A partial run is
+        traced when its first call has a collector; the call that ends it gets the whole
+        run's records.
 
         A partial run (TF's DoPartialRunGraph) is one step spread over several calls:
         the first call for a step_id starts the executors, every call delivers its sends
@@ -223,9 +224,14 @@ class GraphMgr:
             parse_key(key)
         deadline = time.monotonic() + (self.step_timeout if timeout is None else timeout)
         if is_partial:
+            def on_last(step: Any) -> None:  # the whole partial run's trace, at its end
+                if collector is not None and step.collector is not None:
+                    collector.absorb(step.collector)
+
             return self._partial_runs.run(
-                lambda: _RunningStep(self._item(handle), step_id, self.rendezvous_mgr),
-                step_id, sends, recv_keys, deadline, is_last_partial_run,
+                lambda: _RunningStep(self._item(handle), step_id, self.rendezvous_mgr,
+                                     collector),
+                step_id, sends, recv_keys, deadline, is_last_partial_run, on_last,
             )
         item = self._item(handle)
         step = _RunningStep(item, step_id, self.rendezvous_mgr, collector)
@@ -297,6 +303,7 @@ class _RunningStep:
         collector: StepStatsCollector | None = None,
     ) -> None:
         self.step_id = step_id
+        self.collector = collector  # a traced step's (a partial run's: its first call's)
         self._item = item
         self._rendezvous_mgr = rendezvous_mgr
         self.steps: list[StepState] = []

@@ -86,11 +86,12 @@ class PartialRuns:
         recv_keys: Sequence[str],
         deadline: float,
         is_last: bool,
+        on_last: Callable[[Any], None] | None = None,
     ) -> dict[str, tuple[Any, bool]]:
         """One partial RunGraph call of step `step_id`; {recv key: (value, is_dead)}. The
         first call starts the step (`new_step()`), every call delivers its sends and waits
-        for its recv keys, and the one with `is_last` waits for the executors to finish and
-        frees the step."""
+        for its recv keys, and the one with `is_last` waits for the executors to finish,
+        hands the finished step to `on_last` and frees the step."""
         partial, first = self._begin_call(new_step, step_id)
         step = partial.step
         # Kernels run inline on the calls' threads (the first call's, or the one whose
@@ -108,6 +109,8 @@ class PartialRuns:
             out = {key: recv_output(step.rendezvous, key, deadline) for key in recv_keys}
             if is_last:
                 step.wait(deadline)
+                if on_last is not None:
+                    on_last(step)  # the step is finished: its trace is complete
                 self._end(partial)
             elif step.rendezvous.is_aborted():  # a kernel failed, or the deadline passed
                 raise step.rendezvous.status

@@ -61,10 +61,11 @@ LOCAL_RAW_BYTES = 16 << 20
 
 
 def _collector(request: Any) -> StepStatsCollector | None:
-    """A collector when ExecutorOpts asks for a timeline or costs (as TF's worker; costs
-    come as step stats only: no cost graph). Partial runs are not traced."""
+    """A collector when ExecutorOpts asks for a timeline or costs (TF's worker). A partial
+    run records into its first call's collector and answers the whole trace on its last
+    call (TF's worker does not trace partial runs); costs are not built for them."""
     opts = request.exec_opts
-    if (opts.record_timeline or opts.record_costs) and not request.is_partial:
+    if opts.record_timeline or (opts.record_costs and not request.is_partial):
         return StepStatsCollector()
     return None
 
@@ -168,7 +169,8 @@ class WorkerServicer:
                 if not is_dead:
                     named.tensor.CopyFrom(tensor_util.as_proto_tensor_content(value))
             if collector is not None:
-                if request.exec_opts.record_timeline:
+                ended = not request.is_partial or request.is_last_partial_run
+                if request.exec_opts.record_timeline and ended:
                     collector.fill(response.step_stats)
                 if request.exec_opts.record_costs:
                     response.cost_graph.CopyFrom(self.worker.cost_graph(

@@ -72,6 +72,13 @@ class StepStatsCollector:
         with self._lock:
             return list(self._devices)
 
+    def absorb(self, other: StepStatsCollector) -> None:
+        """Take `other`'s records (a partial run's, recorded over several calls)."""
+        if other is self:
+            return
+        for device in other.devices():
+            self.for_device(device).records.extend(other.records(device))
+
     def records(self, device: str) -> list[_Record]:
         """What the device's executors recorded so far (a copy)."""
         with self._lock:
