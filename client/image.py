@@ -4,6 +4,9 @@ client.ops.image_ops."""
 from __future__ import annotations
 
 from client.ops.image_ops import (  # noqa: F401
+    ResizeMethod,
+    convert_image_dtype,
+    crop_and_resize,
     decode_bmp,
     decode_gif,
     decode_image,
@@ -11,4 +14,13 @@ from client.ops.image_ops import (  # noqa: F401
     decode_png,
     encode_jpeg,
     encode_png,
+    flip_left_right,
+    flip_up_down,
+    per_image_standardization,
+    resize,
+    resize_area,
+    resize_bicubic,
+    resize_bilinear,
+    resize_images,
+    resize_nearest_neighbor,
 )

@@ -205,7 +205,16 @@ def squeeze(input: Any, axis: Any = None, name: str | None = None, squeeze_dims:
     return _out(apply_op("Squeeze", [input], {"squeeze_dims": list(axis or [])}, name))
 
 
+def _static_shape(input: Any) -> TensorShape | None:
+    """The input's shape when it is a Tensor: TF's shape/size/rank (optimize=True) then
+    return a Const instead of adding a Shape/Size/Rank node."""
+    return input.shape if isinstance(input, _ops.Tensor) else None
+
+
 def shape(input: Any, name: str | None = None, out_type: Any = dtypes.int32) -> Any:
+    static = _static_shape(input)
+    if static is not None and static.is_fully_defined():
+        return constant(static.as_list(), dtype=out_type, name=name or "Shape")
     return _out(apply_op("Shape", [input], {"out_type": out_type}, name))
 
 
@@ -214,10 +223,16 @@ def shape_n(input: Any, out_type: Any = dtypes.int32, name: str | None = None) -
 
 
 def size(input: Any, name: str | None = None, out_type: Any = dtypes.int32) -> Any:
+    static = _static_shape(input)
+    if static is not None and static.is_fully_defined():
+        return constant(static.num_elements(), dtype=out_type, name=name or "Size")
     return _out(apply_op("Size", [input], {"out_type": out_type}, name))
 
 
 def rank(input: Any, name: str | None = None) -> Any:
+    static = _static_shape(input)
+    if static is not None and static.ndims is not None:
+        return constant(static.ndims, dtype=dtypes.int32, name=name or "Rank")
     return _out(apply_op("Rank", [input], {}, name))
 
 

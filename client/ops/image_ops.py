@@ -80,3 +80,190 @@ shape_fns.SHAPE_FNS["DecodeGif"] = lambda op: [TensorShape([None, None, None, 3]
 shape_fns.SHAPE_FNS["DecodeImage"] = lambda op: [TensorShape(None)]
 shape_fns.SHAPE_FNS["EncodePng"] = lambda op: [TensorShape([])]
 shape_fns.SHAPE_FNS["EncodeJpeg"] = lambda op: [TensorShape([])]
+
+
+# -- resizing ------------------------------------------------------------------------------------
+class ResizeMethod:
+    """tf.compat.v1.image.ResizeMethod."""
+
+    BILINEAR = 0
+    NEAREST_NEIGHBOR = 1
+    BICUBIC = 2
+    AREA = 3
+
+
+_RESIZE_OPS = {
+    ResizeMethod.BILINEAR: "ResizeBilinear",
+    ResizeMethod.NEAREST_NEIGHBOR: "ResizeNearestNeighbor",
+    ResizeMethod.BICUBIC: "ResizeBicubic",
+    ResizeMethod.AREA: "ResizeArea",
+    "bilinear": "ResizeBilinear",
+    "nearest": "ResizeNearestNeighbor",
+    "bicubic": "ResizeBicubic",
+    "area": "ResizeArea",
+}
+
+
+def _resize_op(op_type: str, images: Any, size: Any, align_corners: bool, name: str | None,
+               half_pixel_centers: bool = False) -> _ops.Tensor:  # fmt: skip
+    attrs: dict[str, Any] = {"align_corners": align_corners}
+    if op_type != "ResizeArea":
+        attrs["half_pixel_centers"] = half_pixel_centers
+    return _op(op_type, [images, size], attrs, name)
+
+
+def resize_images(images: Any, size: Any, method: Any = ResizeMethod.BILINEAR,
+                  align_corners: bool = False, preserve_aspect_ratio: bool = False,
+                  name: str | None = None) -> _ops.Tensor:  # fmt: skip
+    """tf.compat.v1.image.resize_images (= tf.compat.v1.image.resize): images of rank 3 or
+    4 to `size` [height, width] by `method`, under the name scope "resize"."""
+    if preserve_aspect_ratio:
+        raise NotImplementedError("resize_images(preserve_aspect_ratio=True)")
+    with _ops.name_scope(name, "resize"):
+        images = convert_to_tensor(images, name="images")
+        single = images.shape.ndims == 3
+        if single:
+            images = apply_op("ExpandDims", [images, 0], {}, "ExpandDims").outputs[0]
+        size = convert_to_tensor(size, dtype=_dtypes.int32, name="size")
+        known = images.shape[1:3].as_list() if images.shape.ndims == 4 else [None, None]
+        from client.framework.shape_fns import constant_value
+
+        wanted = constant_value(size)
+        if wanted is not None and known == [int(v) for v in wanted]:
+            out = images  # TensorFlow's v1 resize skips a resize to the same size
+        else:
+            out = _resize_op(_RESIZE_OPS[method], images, size, align_corners, None)
+        if single:
+            out = apply_op("Squeeze", [out], {"squeeze_dims": [0]}, "Squeeze").outputs[0]
+        return out
+
+
+resize = resize_images
+
+
+def resize_bilinear(images: Any, size: Any, align_corners: bool = False, name: str | None = None,
+                    half_pixel_centers: bool = False) -> _ops.Tensor:  # fmt: skip
+    return _resize_op("ResizeBilinear", images, size, align_corners, name, half_pixel_centers)
+
+
+def resize_nearest_neighbor(images: Any, size: Any, align_corners: bool = False,
+                            name: str | None = None,
+                            half_pixel_centers: bool = False) -> _ops.Tensor:  # fmt: skip
+    return _resize_op("ResizeNearestNeighbor", images, size, align_corners, name,
+                      half_pixel_centers)  # fmt: skip
+
+
+def resize_bicubic(images: Any, size: Any, align_corners: bool = False, name: str | None = None,
+                   half_pixel_centers: bool = False) -> _ops.Tensor:  # fmt: skip
+    return _resize_op("ResizeBicubic", images, size, align_corners, name, half_pixel_centers)
+
+
+def resize_area(images: Any, size: Any, align_corners: bool = False,
+                name: str | None = None) -> _ops.Tensor:  # fmt: skip
+    return _resize_op("ResizeArea", images, size, align_corners, name)
+
+
+def crop_and_resize(image: Any, boxes: Any, box_ind: Any = None, crop_size: Any = None,
+                    method: str = "bilinear", extrapolation_value: float = 0.0,
+                    name: str | None = None, box_indices: Any = None) -> _ops.Tensor:  # fmt: skip
+    indices = box_ind if box_ind is not None else box_indices
+    attrs = {"method": method, "extrapolation_value": extrapolation_value}
+    return _op("CropAndResize", [image, boxes, indices, crop_size], attrs, name)
+
+
+# -- dtype conversion, flips, standardization ------------------------------------------
+def convert_image_dtype(image: Any, dtype: Any, saturate: bool = False,
+                        name: str | None = None) -> _ops.Tensor:  # fmt: skip
+    """tf.image.convert_image_dtype: integers scale to [0, 1] floats and back (x max+0.5,
+    truncated), floats cast; the nodes under "convert_image" as TensorFlow names them."""
+    from client.ops import math_ops
+
+    image = convert_to_tensor(image, name="image")
+    dtype = _dtypes.as_dtype(dtype)
+    source = image.dtype.base_dtype
+    with _ops.name_scope(name, "convert_image") as scope:
+        if source == dtype:
+            return apply_op("Identity", [image], {}, scope).outputs[0]
+        if source.is_integer and dtype.is_integer:
+            raise NotImplementedError("convert_image_dtype between integer types")
+        if source.is_floating and dtype.is_floating:
+            return math_ops.cast(image, dtype, name=scope)
+        if source.is_integer:
+            cast = math_ops.cast(image, dtype)
+            return math_ops.multiply(cast, 1.0 / source.max, name=scope)
+        scaled = math_ops.multiply(image, dtype.max + 0.5)
+        if saturate:
+            low = convert_to_tensor(float(dtype.min), dtype=source)
+            high = convert_to_tensor(float(dtype.max), dtype=source)
+            scaled = apply_op("ClipByValue", [scaled, low, high], {}, "clamp").outputs[0]
+        return math_ops.cast(scaled, dtype, name=scope)
+
+
+def _flip(image: Any, axis: int, scope_name: str) -> _ops.Tensor:
+    with _ops.name_scope(None, scope_name):
+        image = convert_to_tensor(image, name="image")
+        rank = image.shape.ndims
+        if rank is None or rank < 3:
+            raise ValueError(f"'image' (shape {image.shape}) must be at least three-dimensional.")
+        image = apply_op("Identity", [image], {}, "control_dependency").outputs[0]
+        axis = axis if rank == 3 else axis + 1
+        return apply_op("ReverseV2", [image, [axis]], {}, "ReverseV2").outputs[0]
+
+
+def flip_left_right(image: Any) -> _ops.Tensor:
+    return _flip(image, 1, "flip_left_right")
+
+
+def flip_up_down(image: Any) -> _ops.Tensor:
+    return _flip(image, 0, "flip_up_down")
+
+
+def per_image_standardization(image: Any) -> _ops.Tensor:
+    """(x - mean) / max(stddev, 1/sqrt(num_pixels)) per image (TF's formula)."""
+    from client.ops import array_ops, math_ops
+
+    with _ops.name_scope(None, "per_image_standardization") as scope:
+        image = convert_to_tensor(image, name="image")
+        image = apply_op("Identity", [image], {}, "control_dependency").outputs[0]
+        if image.dtype.base_dtype != _dtypes.float32:
+            image = math_ops.cast(image, _dtypes.float32)
+        num_pixels = math_ops.reduce_prod(array_ops.shape(image)[-3:])
+        mean = math_ops.reduce_mean(image, axis=[-1, -2, -3], keepdims=True)
+        with _ops.name_scope(None, "reduce_std"):
+            with _ops.name_scope(None, "reduce_variance"):
+                mu = math_ops.reduce_mean(image, axis=[-1, -2, -3], keepdims=True)
+                variance = math_ops.reduce_mean(
+                    math_ops.square(image - mu), axis=[-1, -2, -3], keepdims=True
+                )
+            stddev = math_ops.sqrt(variance)
+        min_stddev = math_ops.rsqrt(math_ops.cast(num_pixels, _dtypes.float32))
+        adjusted = math_ops.maximum(stddev, min_stddev)
+        centered = image - mean
+        return apply_op("RealDiv", [centered, adjusted], {}, scope).outputs[0]
+
+
+# -- static shapes of resizing -------------------------------------------------------------
+def _resized(op: Any) -> list[Any]:
+    images = op.inputs[0].shape
+    size = shape_fns.constant_value(op.inputs[1])
+    hw = [None, None] if size is None else [int(v) for v in size]
+    batch = images[0] if images.ndims else None
+    channels = images[3] if images.ndims else None
+    return [TensorShape([batch, *hw, channels])]
+
+
+for _name in ("ResizeBilinear", "ResizeNearestNeighbor", "ResizeBicubic", "ResizeArea"):
+    shape_fns.SHAPE_FNS[_name] = _resized
+shape_fns.SHAPE_FNS["ResizeBilinearGrad"] = lambda op: [op.inputs[1].shape]
+shape_fns.SHAPE_FNS["ResizeBicubicGrad"] = lambda op: [op.inputs[1].shape]
+
+
+def _crop_shape(op: Any) -> list[Any]:
+    size = shape_fns.constant_value(op.inputs[3])
+    hw = [None, None] if size is None else [int(v) for v in size]
+    boxes, image = op.inputs[1].shape, op.inputs[0].shape
+    return [TensorShape([boxes[0] if boxes.ndims else None, *hw,
+                         image[3] if image.ndims else None])]  # fmt: skip
+
+
+shape_fns.SHAPE_FNS["CropAndResize"] = _crop_shape

@@ -19,6 +19,7 @@ from common.ops import (  # noqa: F401  (imported for their registrations)
     hash_ops,
     igamma_ops,
     image_codec_ops,
+    image_color_ops,
     image_resize_ops,
     io_ops,
     linalg_ops,

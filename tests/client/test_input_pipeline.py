@@ -275,3 +275,51 @@ def test_v1_readers_from_a_string_queue(tmp_path):
     ours, theirs = ([n for n in _nodes(g) if not n[0].startswith("input_producer")]
                     for g in graphs)  # fmt: skip
     assert ours == theirs
+
+
+def test_image_functions_names_and_values():
+    rng = np.random.default_rng(3)
+    batch = rng.uniform(0, 255, (2, 6, 5, 3)).astype(np.float32)
+    pixels = rng.integers(0, 256, (6, 5, 3)).astype(np.uint8)
+
+    def body(tf):
+        x = tf.constant(batch)
+        return [
+            tf.image.resize_images(x, [9, 4]),
+            tf.image.resize_images(
+                x, [3, 7], method=tf.image.ResizeMethod.NEAREST_NEIGHBOR, align_corners=True
+            ),  # fmt: skip
+            tf.image.resize_images(x, [4, 4], method=tf.image.ResizeMethod.BICUBIC),
+            tf.image.resize_images(x, [6, 5]),
+            tf.image.resize_bilinear(x, [5, 5], half_pixel_centers=True),
+            tf.image.resize_nearest_neighbor(x, [12, 10]),
+            tf.image.crop_and_resize(x, [[0.1, 0.0, 0.9, 1.0]], [1], [3, 3]),
+            tf.image.convert_image_dtype(pixels, tf.float32),
+            tf.image.convert_image_dtype(x / 255.0, tf.uint8, saturate=True),
+            tf.image.convert_image_dtype(x / 300.0, tf.uint8),
+            tf.image.flip_left_right(x[0]),
+            tf.image.flip_up_down(x),
+            tf.image.per_image_standardization(x[1]),
+        ]
+
+    (ours, theirs), (g_ours, g_theirs) = _both(body)
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+        assert a.dtype == b.dtype and a.shape == b.shape
+    assert _nodes(g_ours) == _nodes(g_theirs)
+
+
+def test_resize_gradients_equal_tensorflow():
+    batch = np.random.default_rng(4).standard_normal((1, 5, 4, 2)).astype(np.float32)
+
+    def body(tf):
+        x = tf.constant(batch)
+        ys = [tf.image.resize_bilinear(x, [7, 3]), tf.image.resize_nearest_neighbor(x, [8, 8]),
+              tf.image.resize_bicubic(x, [3, 6], half_pixel_centers=True)]  # fmt: skip
+        weights = [tf.constant(np.arange(np.prod(y.shape.as_list()), dtype=np.float32)
+                               .reshape(y.shape.as_list())) for y in ys]  # fmt: skip
+        return [tf.gradients(tf.reduce_sum(y * w), x)[0] for y, w in zip(ys, weights)]
+
+    (ours, theirs), _ = _both(body)
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-4)

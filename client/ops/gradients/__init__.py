@@ -9,6 +9,7 @@ from client.gradients import NotDifferentiable
 from client.ops.gradients import (  # noqa: F401  (imported for their registrations)
     array_grad,
     control_flow_grad,
+    image_grad,
     math_grad,
     nn_grad,
     tensor_array_grad,
