@@ -118,6 +118,13 @@ WORKER_RECV_BYTES = Counter(
     "tensors of strings, resources and variants count 0 bytes.",
     ["transport"], registry=REGISTRY,
 )
+WORKER_SENT_BYTES = Counter(
+    "flowrt_worker_sent_bytes",
+    "Bytes of tensors the worker sent to other tasks (answering RecvTensor), by the call "
+    "that carried them: grpc or local (a shared-memory tensor counts under its call); "
+    "tensors of strings, resources and variants count 0 bytes.",
+    ["transport"], registry=REGISTRY,
+)
 WORKER_RECV_TENSORS = Counter(
     "flowrt_worker_recv_tensors",
     "Tensors the worker received from other tasks (RecvTensor, dead ones included), by "
@@ -198,6 +205,12 @@ def recv_transport(value: object, carrier: str) -> str:
     if isinstance(base, memoryview) and isinstance(base.obj, mmap.mmap):
         return "shm"
     return carrier
+
+
+def tensor_sent(value: object, is_dead: bool, transport: str) -> None:
+    """A worker answered a RecvTensor from another task with `value` by `transport`."""
+    if not is_dead and isinstance(value, np.ndarray) and value.dtype != object:
+        WORKER_SENT_BYTES.labels(transport=transport).inc(value.nbytes)
 
 
 def tensor_received(value: object, transport: str) -> None:

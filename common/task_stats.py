@@ -52,6 +52,8 @@ def task_stats() -> dict[str, Any]:
         "run_graph_ok": int(_value("flowrt_worker_run_graph_total", {"outcome": metrics.OK})),
         "recv_bytes": {t: int(_value("flowrt_worker_recv_bytes_total", {"transport": t}))
                        for t in metrics.TRANSPORTS},
+        "sent_bytes": {t: int(_value("flowrt_worker_sent_bytes_total", {"transport": t}))
+                       for t in ("grpc", "local")},
         "recv_tensors": {t: int(_value("flowrt_worker_recv_tensors_total", {"transport": t}))
                          for t in metrics.TRANSPORTS},
     }

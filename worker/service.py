@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 import grpc
 import numpy as np
 
-from common import dtypes
+from common import dtypes, metrics
 from common import tensor as tensor_util
 from common.errors import (
     InvalidArgumentError,
@@ -224,10 +224,12 @@ class WorkerServicer:
 
     def RecvTensor(self, request: Any, context: grpc.ServicerContext) -> Any:
         value, is_dead = self._recv(request, context)
+        metrics.tensor_sent(value, is_dead, "grpc")
         return self._call(context, lambda: tensor_stream.to_response(value, is_dead))
 
     def RecvTensorStream(self, request: Any, context: grpc.ServicerContext) -> Iterator[bytes]:
         value, is_dead = self._recv(request, context)
+        metrics.tensor_sent(value, is_dead, "grpc")
         yield from tensor_stream.encode_stream(request, value, is_dead)
 
     def RecvTensorOne(self, request: Any, context: grpc.ServicerContext) -> bytes:
@@ -237,7 +239,10 @@ class WorkerServicer:
         take several messages is sent back into the step's rendezvous, and the answer is
         empty: the caller asks RecvTensorStream for it."""
         value, is_dead = self._recv(request, context)
-        return self._call(context, lambda: self._one_message(request, value, is_dead))
+        answer = self._call(context, lambda: self._one_message(request, value, is_dead))
+        if answer:  # else RecvTensorStream sends it (and counts it)
+            metrics.tensor_sent(value, is_dead, "grpc")
+        return answer
 
     def _one_message(self, request: Any, value: Any, is_dead: bool) -> bytes:
         messages = tensor_stream.encode_stream(request, value, is_dead)
@@ -270,7 +275,10 @@ class WorkerServicer:
 
         def answer(value: Any, is_dead: bool) -> None:
             try:
-                reply(0, *local_rpc.pack_messages(self._local_messages(request, value, is_dead)))
+                messages = self._local_messages(request, value, is_dead)
+                if messages != [b""]:  # else RecvTensorStream sends it (and counts it)
+                    metrics.tensor_sent(value, is_dead, "local")
+                reply(0, *local_rpc.pack_messages(messages))
             except Exception as exc:  # noqa: BLE001  (every failure answers the caller)
                 local_rpc.reply_error(reply, exc)
 

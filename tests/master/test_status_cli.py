@@ -35,11 +35,16 @@ def cluster() -> Iterator[LocalCluster]:
 
 def test_status_shows_tasks_sessions_and_failed_steps(cluster: LocalCluster) -> None:
     g = tf.Graph()
-    with g.as_default(), tf.device("/job:worker/task:1"):
-        x = tf.placeholder(tf.float32, [None], name="x")
-        shape = tf.placeholder(tf.int32, [None], name="shape")
-        bad = tf.reshape(x, shape, name="bad")
+    with g.as_default():
+        with tf.device("/job:worker/task:1"):
+            x = tf.placeholder(tf.float32, [None], name="x")
+            shape = tf.placeholder(tf.int32, [None], name="shape")
+            bad = tf.reshape(x, shape, name="bad")
+            y = tf.multiply(x, 2.0, name="y")
+        with tf.device("/job:worker/task:0"):
+            z = tf.reduce_sum(y, name="z")  # worker 1 sends y to worker 0
     with tf.Session(cluster.target, graph=g) as sess:
+        assert sess.run(z, {x: [1.0, 2.0, 3.0]}) == 12.0
         with pytest.raises(tf.errors.InvalidArgumentError):
             sess.run(bad, {x: [1.0, 2.0, 3.0], shape: [2]})
         done = _status("--target", cluster.target, "--json")
@@ -48,6 +53,10 @@ def test_status_shows_tasks_sessions_and_failed_steps(cluster: LocalCluster) -> 
         assert sorted(t["name"] for t in snap["tasks"]) == [
             "/job:ps/replica:0/task:0", "/job:worker/replica:0/task:0", WORKER1]
         assert all(t["up"] and t["stats"]["rss_bytes"] > 0 for t in snap["tasks"])
+        # Every byte one task sent another was received: 3 float32s of y, here.
+        sent = sum(sum(t["stats"]["sent_bytes"].values()) for t in snap["tasks"])
+        received = sum(sum(t["stats"]["recv_bytes"].values()) for t in snap["tasks"])
+        assert sent == received == 12
         [session] = snap["sessions"]
         [failed] = [s for s in snap["steps"] if s["outcome"] != "ok"]
         assert failed["outcome"] == "INVALID_ARGUMENT" and failed["node"] == "bad"

@@ -92,6 +92,7 @@ function renderTasks(tasks) {
       s.steps_in_flight !== undefined ? s.steps_in_flight : "",
       s.recv_bytes ? [recv.grpc, recv.local, recv.shm, recv.in_process].map(bytes).join(" / ")
                    : "",
+      s.sent_bytes ? [s.sent_bytes.grpc, s.sent_bytes.local].map(bytes).join(" / ") : "",
     ], { "data-task": t.name, "data-state": t.up ? "up" : "down",
          title: t.up ? "" : t.error }));
   }
