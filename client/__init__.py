@@ -218,6 +218,8 @@ from client.ops.variables import (  # noqa: F401
     variables_initializer,
 )
 from client.session import InteractiveSession, Session, get_default_session  # noqa: F401
+from common.credentials import Credentials  # noqa: F401
+from common.credentials import load as load_credentials  # noqa: F401
 from protos.config_pb2 import CallableOptions, ConfigProto, GraphOptions, RunMetadata, RunOptions  # noqa: F401
 from protos.event_pb2 import Event, SessionLog  # noqa: F401
 from protos.meta_graph_pb2 import MetaGraphDef  # noqa: F401

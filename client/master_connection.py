@@ -21,12 +21,16 @@ from typing import Any
 
 import grpc
 
+from common import credentials
+from common.credentials import Credentials
 from common.errors import UnavailableError
-from rpc import local_rpc
+from rpc import auth, local_rpc
 from rpc.channels import GRPC_OPTIONS
 from rpc.service_paths import MASTER_METHODS, master_stub
 from rpc.status import from_rpc_error
 
+# Admin calls go over gRPC, where the admin token is checked (the socket has no tokens).
+_GRPC_ONLY = frozenset({"Reset"})
 # How long the first call waits for the master to accept a connection.
 CONNECT_TIMEOUT_S = 30.0
 
@@ -35,12 +39,17 @@ class MasterConnection:
     """MasterService calls to the master at `address` (host:port)."""
 
     def __init__(
-        self, address: str, local: bool = True, connect_timeout_s: float | None = None
+        self,
+        address: str,
+        local: bool = True,
+        connect_timeout_s: float | None = None,
+        creds: Credentials | None = None,
     ) -> None:
         self.address = address
         self.connect_timeout_s = connect_timeout_s or CONNECT_TIMEOUT_S
         self.peer = f"grpc://{address}"
-        self.channel = grpc.insecure_channel(address, options=GRPC_OPTIONS)
+        self.credentials = credentials.load() if creds is None else creds
+        self.channel = auth.channel(address, GRPC_OPTIONS, self.credentials)
         self.stub = master_stub(self.channel)
         self._lock = threading.Lock()
         self._want_local = local
@@ -54,7 +63,7 @@ class MasterConnection:
 
     def call(self, method: str, request: Any, timeout_s: float | None = None) -> Any:
         """The response of `method`; raises its OpError."""
-        local = self._local
+        local = self._local if method not in _GRPC_ONLY else None
         if local is not None:
             try:
                 return local.call(method, request, timeout_s)

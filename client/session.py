@@ -521,7 +521,7 @@ _STEP_METHODS = frozenset({"RunStep", "RunCallable"})
 class _GrpcRunner:
     """A MasterService client that behaves like TF's GrpcSession."""
 
-    def __init__(self, target: str, config: Any) -> None:
+    def __init__(self, target: str, config: Any, credentials: Any = None) -> None:
         from client.master_connection import MasterConnection
 
         self.target = target
@@ -531,7 +531,9 @@ class _GrpcRunner:
         # (the wait for the master to answer at all is bounded by the connection).
         self.control_timeout_ms = op_ms if op_ms > 0 else CONTROL_TIMEOUT_MS
         self.connection = MasterConnection(
-            target[len("grpc://") :], connect_timeout_s=op_ms / 1000.0 if op_ms > 0 else None
+            target[len("grpc://") :],
+            connect_timeout_s=op_ms / 1000.0 if op_ms > 0 else None,
+            creds=credentials,
         )
         self.handle = ""
         self.graph_version = 0
@@ -685,17 +687,22 @@ def _request_id() -> int:
 
 
 class Session(BaseSession):
-    """tf.compat.v1.Session(target, graph, config)."""
+    """tf.compat.v1.Session(target, graph, config), and `credentials` (a
+    common.credentials.Credentials: TLS and tokens; default: from the environment,
+    FLOWRT_TLS_CA / FLOWRT_AUTH_TOKEN ..., else insecure as TensorFlow's client)."""
 
     def __init__(
-        self, target: str = "", graph: _ops.Graph | None = None, config: Any = None
+        self, target: str = "", graph: _ops.Graph | None = None, config: Any = None,
+        credentials: Any = None,
     ) -> None:
         super().__init__(target, graph, config)
         if target and not target.startswith("grpc://"):
             raise _errors.InvalidArgumentError(
                 f'Unsupported session target {target!r} (use "" or grpc://host:port)'
             )
-        self._runner: Any = _GrpcRunner(target, config) if target else _LocalRunner(config)
+        self._runner: Any = (
+            _GrpcRunner(target, config, credentials) if target else _LocalRunner(config)
+        )
 
     def _extend_graph(self) -> None:
         ops = self._graph._ops

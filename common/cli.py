@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 from wsgiref.simple_server import WSGIServer
 
-from common import memory, metrics
+from common import credentials, memory, metrics
 from common.errors import OpError
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
@@ -99,6 +99,27 @@ def add_limit_flags(p: argparse.ArgumentParser) -> None:
         f"fail with ResourceExhausted naming the node (default {memory.DEFAULT_FRACTION:g} "
         f"of the machine's or cgroup's memory: {default_mb} MiB here)",
     )
+
+
+def add_security_flags(p: argparse.ArgumentParser) -> None:
+    """TLS and tokens (common.credentials; environment variables when a flag is absent)."""
+    g = p.add_argument_group("security (see README, Security)")
+    g.add_argument("--tls-cert", default=None, help="PEM certificate this task presents "
+                   "(serves TLS; env FLOWRT_TLS_CERT)")
+    g.add_argument("--tls-key", default=None, help="PEM private key of --tls-cert "
+                   "(env FLOWRT_TLS_KEY)")
+    g.add_argument("--tls-ca", default=None, help="PEM CA: servers it signed are trusted, and "
+                   "clients must present a certificate it signed (mutual TLS; env FLOWRT_TLS_CA)")
+    g.add_argument("--auth-token-file", default=None, help="file holding the cluster's shared "
+                   "token, required on every call (env FLOWRT_AUTH_TOKEN[_FILE])")
+    g.add_argument("--admin-token-file", default=None, help="file holding the admin token "
+                   "Reset and CleanupAll need (env FLOWRT_ADMIN_TOKEN[_FILE])")
+
+
+def credentials_from(args: argparse.Namespace) -> credentials.Credentials:
+    """The process's Credentials from the security flags (InvalidArgument if unreadable)."""
+    return credentials.load(args.tls_cert, args.tls_key, args.tls_ca, args.auth_token_file,
+                            args.admin_token_file)
 
 
 def apply_limit_flags(args: argparse.Namespace, log: logging.Logger) -> None:

@@ -33,6 +33,7 @@ from master.master import DEFAULT_DEVICE, DEFAULT_RPC_TIMEOUT  # noqa: E402
 from master.monitor import Monitor  # noqa: E402
 from master.server import DEFAULT_GRACE_SECONDS, MasterServer  # noqa: E402
 from master.task_server import Colocated  # noqa: E402
+from rpc import auth  # noqa: E402
 from rpc.worker_cache import parse_task  # noqa: E402
 
 log = logging.getLogger("master")
@@ -81,6 +82,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     cli.add_session_lease_flag(p, DEFAULT_LEASE_S)
     cli.add_metrics_flags(p)
     cli.add_limit_flags(p)
+    cli.add_security_flags(p)
     p.add_argument(
         "--dashboard-port",
         type=int,
@@ -125,6 +127,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     cli.configure_logging(args.log_level, args.log_format)
     cli.apply_limit_flags(args, log)
     try:
+        auth.configure(cli.credentials_from(args))
         cluster = ClusterSpec.load(args.cluster)
         master = MasterServer(
             cluster,

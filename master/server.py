@@ -21,7 +21,7 @@ from typing import Any, Protocol
 import grpc
 
 from common.cluster import ClusterSpec, split_address
-from common.errors import InvalidArgumentError, UnavailableError
+from common.errors import InvalidArgumentError
 from common.task_stats import CLUSTER_STATUS_PATH
 from master.lease_renewer import DEFAULT_LEASE_S
 from master.master import CLIENT_DEVICE, DEFAULT_DEVICE, DEFAULT_RPC_TIMEOUT, Master
@@ -29,7 +29,7 @@ from master.monitor import Monitor
 from master.service import MasterServicer
 from master.task_prober import DEFAULT_INTERVAL as DEFAULT_PROBE_INTERVAL
 from master.task_prober import TaskProber
-from rpc import local_rpc
+from rpc import auth, local_rpc
 from rpc.channels import GRPC_OPTIONS
 from rpc.service_paths import MASTER_METHODS, add_master_servicer
 
@@ -101,7 +101,8 @@ class MasterServer:
             self._pool = futures.ThreadPoolExecutor(
                 max_workers=MAX_RPC_THREADS, thread_name_prefix="flowrt-master-rpc"
             )
-            self._server = grpc.server(self._pool, options=GRPC_OPTIONS)
+            self._server = auth.new_server(self._pool, GRPC_OPTIONS)
+            auth.add_health(self._server)
         self._servicer = MasterServicer(self.master)
         add_master_servicer(self._server, self._servicer)
         self._local: local_rpc.LocalServer | None = None
@@ -121,9 +122,7 @@ class MasterServer:
         want = file_port if port is None else port
         host = f"[{self.bind_host}]" if ":" in self.bind_host else self.bind_host
         target = f"{host}:{want}"
-        self.port = self._server.add_insecure_port(target)
-        if self.port == 0:
-            raise UnavailableError(f"master: cannot bind {target}")
+        self.port = auth.add_port(self._server, target, "master")
 
     @property
     def address(self) -> str:
@@ -137,10 +136,12 @@ class MasterServer:
 
     def start(self) -> MasterServer:
         if local_rpc.enabled():  # our clients on this host: MasterService over a socket
-            self._local = local_rpc.LocalServer(
-                local_rpc.unary_handlers(self._servicer, MASTER_METHODS, local_rpc.MASTER_BASE),
-                "master",
+            handlers = local_rpc.unary_handlers(
+                self._servicer, MASTER_METHODS, local_rpc.MASTER_BASE
             )
+            # Reset is an admin action: only over gRPC, where the admin token is checked.
+            handlers.pop(local_rpc.MASTER_METHOD_IDS["Reset"], None)
+            self._local = local_rpc.LocalServer(handlers, "master")
             self._local_endpoint = self._local.endpoint()
         if self._in_task is None:
             self._server.start()

@@ -18,7 +18,9 @@ from typing import Any
 
 import grpc
 
+from common import credentials
 from common.task_stats import CLUSTER_STATUS_PATH
+from rpc import auth
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
@@ -35,7 +37,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
 
 def fetch(target: str, timeout: float) -> dict[str, Any]:
     address = target.removeprefix("grpc://")
-    with grpc.insecure_channel(address) as channel:
+    with auth.channel(address, (), credentials.load()) as channel:
         call: Any = channel.unary_unary(CLUSTER_STATUS_PATH)  # bytes in, bytes out
         answer: bytes = call(b"", timeout=timeout)
     return json.loads(answer)

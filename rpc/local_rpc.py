@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import errno
 import functools
+import hmac
 import logging
 import os
 import re
@@ -95,6 +96,7 @@ MASTER_ENDPOINT_SERVICE = "dataflow.MasterService"
 MASTER_ENDPOINT_PATH = f"/{MASTER_ENDPOINT_SERVICE}/{ENDPOINT_METHOD}"
 
 _REQUEST = struct.Struct("<QBd")
+_SECRET_BYTES = 16
 _RESPONSE = struct.Struct("<Qi")
 MAX_IDLE_PER_PEER = 16
 _DIR_PREFIX = "flowrt-rpc-"
@@ -138,6 +140,9 @@ class LocalServer:
     def __init__(self, handlers: dict[int, Handler], name: str) -> None:
         self._handlers = handlers
         self._name = name
+        # A connection must first send this (handed out by LocalEndpoint, a gRPC call that
+        # TLS and the token protect): the socket is as closed as the gRPC port.
+        self._secret = secrets.token_bytes(_SECRET_BYTES)
         self._lock = threading.Lock()
         self._idle_changed = threading.Condition(self._lock)
         self._conns: set[socket.socket] = set()
@@ -160,8 +165,12 @@ class LocalServer:
                 _in_process[self.path] = self
 
     def endpoint(self) -> bytes:
-        """What LocalEndpoint answers: host id NUL socket path."""
-        return shm.host_id() + b"\0" + self.path.encode()
+        """What LocalEndpoint answers: host id NUL socket path NUL connection secret."""
+        return shm.host_id() + b"\0" + self.path.encode() + b"\0" + self._secret
+
+    def client(self, peer: str) -> LocalClient:
+        """A client of this server from this process (what `discover` builds remotely)."""
+        return LocalClient(self.path, peer, self._secret)
 
     def close(self, timeout: float = 5.0, drain: bool = False) -> None:
         """Stop listening and drop every connection (their callers see Unavailable);
@@ -214,6 +223,9 @@ class LocalServer:
     def _serve(self, conn: socket.socket) -> None:
         write_lock = threading.Lock()
         try:
+            if not hmac.compare_digest(bytes(_recv_exactly(conn, _SECRET_BYTES)), self._secret):
+                log.warning("local socket %s: a connection without the secret", self._name)
+                return
             while True:
                 head = _recv_exactly(conn, _REQUEST.size)
                 length, method, timeout = _REQUEST.unpack(head)
@@ -413,9 +425,10 @@ def share_in_process(on: bool = True) -> None:
 class LocalClient:
     """Calls to one peer's socket, with a pool of idle connections."""
 
-    def __init__(self, path: str, peer: str) -> None:
+    def __init__(self, path: str, peer: str, secret: bytes = b"") -> None:
         self.path = path
         self.peer = peer
+        self._secret = secret  # the server's connection secret (LocalServer.endpoint)
         self._lock = threading.Lock()
         self._idle: list[socket.socket] = []
         self._closed = False
@@ -459,6 +472,7 @@ class LocalClient:
         _set_send_buffer(conn)
         try:
             conn.connect(self.path)
+            conn.sendall(self._secret)
         except OSError as exc:
             conn.close()
             raise ConnectionError(errno.ECONNREFUSED, f"{self.path}: {exc}") from None
@@ -541,11 +555,12 @@ def discover(channel: grpc.Channel, endpoint_path: str, peer: str,
         answer = method(b"", timeout=10.0)
     except grpc.RpcError:
         return None  # a TensorFlow server, or not reachable now: gRPC says why
-    host, _, raw_path = bytes(answer).partition(b"\0")
+    host, _, rest = bytes(answer).partition(b"\0")
+    raw_path, _, secret = rest.partition(b"\0")
     path = raw_path.decode(errors="replace")
-    if not path or host != shm.host_id() or path == refused:
+    if not path or host != shm.host_id() or path == refused or len(secret) != _SECRET_BYTES:
         return None
-    return LocalClient(path, peer)
+    return LocalClient(path, peer, secret)
 
 
 # -- unary services over the socket (MasterService) ------------------------------------------

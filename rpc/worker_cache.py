@@ -19,6 +19,7 @@ import grpc
 from common import device_name
 from common.cluster import ClusterSpec, task_name
 from common.errors import FailedPreconditionError, InvalidArgumentError, NotFoundError
+from rpc import auth
 from rpc.channels import GRPC_OPTIONS
 from rpc.service_paths import WORKER_SERVICE_NAMES, WorkerStub, worker_stub
 
@@ -76,7 +77,7 @@ class WorkerCache:
             entry = self._channels.get(key)
             if entry is None or entry[0] != address:
                 stale = entry[1] if entry else None
-                entry = (address, grpc.insecure_channel(address, options=self._options))
+                entry = (address, auth.channel(address, self._options))
                 self._channels[key] = entry
         if stale is not None:
             stale.close()

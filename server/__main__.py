@@ -26,6 +26,7 @@ from master.lease_renewer import DEFAULT_LEASE_S  # noqa: E402
 from master.master import DEFAULT_RPC_TIMEOUT  # noqa: E402
 from master.server import DEFAULT_GRACE_SECONDS  # noqa: E402
 from master.task_server import TaskServer  # noqa: E402
+from rpc import auth  # noqa: E402
 from worker.graph_mgr import DEFAULT_STEP_TIMEOUT  # noqa: E402
 
 log = logging.getLogger("server")
@@ -70,6 +71,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     cli.add_session_lease_flag(p, DEFAULT_LEASE_S)
     cli.add_metrics_flags(p)
+    cli.add_limit_flags(p)
+    cli.add_security_flags(p)
     cli.add_shutdown_flags(p, DEFAULT_GRACE_SECONDS)
     args = p.parse_args(argv)
     cli.check_metrics_flags(p, args)
@@ -94,8 +97,10 @@ def task_of_args(args: argparse.Namespace) -> tuple[tf_config.TaskConfig, str | 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     cli.configure_logging(args.log_level, args.log_format)
+    cli.apply_limit_flags(args, log)
 
     def build() -> TaskServer:
+        auth.configure(cli.credentials_from(args))
         task, bind_host = task_of_args(args)
         return TaskServer(
             task.cluster,

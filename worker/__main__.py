@@ -23,6 +23,7 @@ from collections.abc import Sequence  # noqa: E402
 
 from common import cli  # noqa: E402
 from common.cluster import ClusterSpec  # noqa: E402
+from rpc import auth  # noqa: E402
 from worker.graph_mgr import DEFAULT_STEP_TIMEOUT  # noqa: E402
 from worker.server import DEFAULT_GRACE_SECONDS, WorkerServer  # noqa: E402
 
@@ -66,6 +67,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     cli.add_metrics_flags(p)
     cli.add_limit_flags(p)
+    cli.add_security_flags(p)
     cli.add_shutdown_flags(p, DEFAULT_GRACE_SECONDS)
     args = p.parse_args(argv)
     cli.check_metrics_flags(p, args)
@@ -82,6 +84,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     cli.apply_limit_flags(args, log)
 
     def build() -> WorkerServer:
+        auth.configure(cli.credentials_from(args))
         return WorkerServer(
             ClusterSpec.load(args.cluster),
             args.job,

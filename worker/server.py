@@ -18,8 +18,7 @@ import grpc
 
 from common import task_stats
 from common.cluster import ClusterSpec, split_address
-from common.errors import UnavailableError
-from rpc import local_rpc
+from rpc import auth, local_rpc
 from rpc.channels import GRPC_OPTIONS
 from worker.graph_mgr import DEFAULT_STEP_TIMEOUT
 from worker.service import WorkerServicer, add_to_server
@@ -62,7 +61,8 @@ class WorkerServer:
         self._pool = futures.ThreadPoolExecutor(
             max_workers=MAX_RPC_THREADS, thread_name_prefix=f"flowrt-{job}{task}-rpc"
         )
-        self._server = grpc.server(self._pool, options=GRPC_OPTIONS)
+        self._server = auth.new_server(self._pool, GRPC_OPTIONS)
+        auth.add_health(self._server)
         self._servicer = WorkerServicer(self.worker)
         add_to_server(self._server, self._servicer)
         # The master's monitor asks every task for its figures (common.task_stats).
@@ -75,9 +75,7 @@ class WorkerServer:
         target = (
             f"[{self.bind_host}]:{want}" if ":" in self.bind_host else f"{self.bind_host}:{want}"
         )
-        self.port = self._server.add_insecure_port(target)
-        if self.port == 0:
-            raise UnavailableError(f"{self.worker.task_name}: cannot bind {target}")
+        self.port = auth.add_port(self._server, target, self.worker.task_name)
         self._started = False
         self._stopped = False
 

@@ -63,7 +63,7 @@ def server():
 
 
 def test_round_trips_reuse_one_connection(server):
-    client = local_rpc.LocalClient(server.path, PEER)
+    client = server.client(PEER)
     answers = [bytes(client.call(ECHO, f"m{i}".encode(), 2.5)) for i in range(20)]
     assert answers == [f"m{i}|2.5".encode() for i in range(20)]
     assert bytes(client.call(ECHO, b"x", None)) == b"x|None"
@@ -72,7 +72,7 @@ def test_round_trips_reuse_one_connection(server):
 
 
 def test_concurrent_calls_are_answered_out_of_order(server):
-    client = local_rpc.LocalClient(server.path, PEER)
+    client = server.client(PEER)
     slow = client.start(BLOCK, b"", 10.0)
     assert server.gate.wait(10.0)
     assert bytes(client.call(ECHO, b"fast", 10.0)) == b"fast|10.0"  # own connection
@@ -82,7 +82,7 @@ def test_concurrent_calls_are_answered_out_of_order(server):
 
 
 def test_errors_keep_their_code_and_message(server):
-    client = local_rpc.LocalClient(server.path, PEER)
+    client = server.client(PEER)
     with pytest.raises(InvalidArgumentError, match="bad input to node n1"):
         client.call(FAIL, b"n1", 5.0)
     with pytest.raises(InternalError, match="boom"):
@@ -94,7 +94,7 @@ def test_errors_keep_their_code_and_message(server):
 
 
 def test_deadline_names_the_peer(server):
-    client = local_rpc.LocalClient(server.path, PEER)
+    client = server.client(PEER)
     start = time.monotonic()
     with pytest.raises(DeadlineExceededError, match=f"Call to {PEER} .* timed out"):
         client.start(BLOCK, b"", 0.2).finish()
@@ -102,7 +102,7 @@ def test_deadline_names_the_peer(server):
 
 
 def test_cancel_ends_the_wait(server):
-    client = local_rpc.LocalClient(server.path, PEER)
+    client = server.client(PEER)
     call = client.start(BLOCK, b"", 30.0)
     assert server.gate.wait(10.0)
     threading.Timer(0.05, call.cancel).start()
@@ -112,7 +112,7 @@ def test_cancel_ends_the_wait(server):
 
 
 def test_closed_server_fails_calls_as_unavailable_naming_the_peer(server):
-    client = local_rpc.LocalClient(server.path, PEER)
+    client = server.client(PEER)
     call = client.start(BLOCK, b"", 30.0)
     assert server.gate.wait(10.0)
     server.close()
@@ -131,7 +131,7 @@ def test_large_answer_in_parts_arrives_exactly(server):
         reply(0, *local_rpc.pack_messages([b"head", memoryview(big).cast("B"), b""]))
 
     server._handlers[ECHO] = answer
-    client = local_rpc.LocalClient(server.path, PEER)
+    client = server.client(PEER)
     head, body, empty = local_rpc.unpack_messages(client.call(ECHO, b"", 30.0))
     assert bytes(head) == b"head" and bytes(empty) == b""
     assert np.array_equal(np.frombuffer(body, np.float32), big)
@@ -300,7 +300,7 @@ def test_cleanup_batch_over_the_socket(local_cluster):
     _, (w0, _) = local_cluster({"worker": 2})
     for step in (41, 42, 43):
         w0.worker.rendezvous_mgr.find_or_create(step)
-    client = local_rpc.LocalClient(w0._local.path, "/job:worker/replica:0/task:0")
+    client = w0._local.client("/job:worker/replica:0/task:0")
     assert bytes(client.call(local_rpc.CLEANUP_BATCH, struct.pack("<2q", 41, 43), 5.0)) == b""
     assert w0.worker.rendezvous_mgr.step_ids() == [42]
     with pytest.raises(InvalidArgumentError, match="5 bytes is not a list of int64 step ids"):
