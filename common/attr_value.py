@@ -13,18 +13,16 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from common import dtypes, tensor
 from common.dtypes import DataType
 from common.errors import InvalidArgumentError
+from common.op_def import ArgDef, AttrDef, OpDef
 from common.tensor_shape import TensorShape, shape_from_proto, shape_string, shape_to_proto
 from protos import attr_value_pb2, op_def_pb2, tensor_pb2, tensor_shape_pb2
-
-if TYPE_CHECKING:  # the registry imports every op family, some of which import us
-    from common.ops import registry
 
 AttrValue = attr_value_pb2.AttrValue
 NameAttrListProto = attr_value_pb2.NameAttrList
@@ -161,7 +159,7 @@ def _case_type(av: AttrValue) -> str:
 
 
 def attrs_to_python(
-    attr_protos: Mapping[str, AttrValue], op_def: registry.OpDef | None
+    attr_protos: Mapping[str, AttrValue], op_def: OpDef | None
 ) -> dict[str, Any]:
     """A node's attrs as Python values, typed by the OpDef where it declares the attr,
     with the OpDef's defaults filled in for attrs the NodeDef omits (TF strips
@@ -498,7 +496,7 @@ def attr_summary(av: AttrValue) -> str:
 # ---------------------------------------------------------------------------------------
 
 
-def _arg_to_proto(arg: registry.ArgDef) -> op_def_pb2.OpDef.ArgDef:
+def _arg_to_proto(arg: ArgDef) -> op_def_pb2.OpDef.ArgDef:
     return op_def_pb2.OpDef.ArgDef(
         name=arg.name,
         type=dtypes.as_proto_enum(arg.type),
@@ -509,10 +507,8 @@ def _arg_to_proto(arg: registry.ArgDef) -> op_def_pb2.OpDef.ArgDef:
     )
 
 
-def _arg_from_proto(p: op_def_pb2.OpDef.ArgDef) -> registry.ArgDef:
-    from common.ops import registry
-
-    return registry.ArgDef(
+def _arg_from_proto(p: op_def_pb2.OpDef.ArgDef) -> ArgDef:
+    return ArgDef(
         name=p.name,
         type=DataType(p.type),
         type_attr=p.type_attr,
@@ -528,7 +524,7 @@ def _allowed_type(attr_type: str) -> str:
     return f"list({base})"
 
 
-def _attr_to_proto(a: registry.AttrDef) -> op_def_pb2.OpDef.AttrDef:
+def _attr_to_proto(a: AttrDef) -> op_def_pb2.OpDef.AttrDef:
     p = op_def_pb2.OpDef.AttrDef(
         name=a.name, type=a.type, has_minimum=a.has_minimum, minimum=a.minimum
     )
@@ -539,14 +535,12 @@ def _attr_to_proto(a: registry.AttrDef) -> op_def_pb2.OpDef.AttrDef:
     return p
 
 
-def _attr_from_proto(p: op_def_pb2.OpDef.AttrDef) -> registry.AttrDef:
+def _attr_from_proto(p: op_def_pb2.OpDef.AttrDef) -> AttrDef:
     has_default = p.HasField("default_value")
     allowed = None
     if p.HasField("allowed_values"):
         allowed = tuple(to_python(p.allowed_values, _allowed_type(p.type)))
-    from common.ops import registry
-
-    return registry.AttrDef(
+    return AttrDef(
         name=p.name,
         type=p.type,
         has_default=has_default,
@@ -557,7 +551,7 @@ def _attr_from_proto(p: op_def_pb2.OpDef.AttrDef) -> registry.AttrDef:
     )
 
 
-def op_def_to_proto(op_def: registry.OpDef) -> op_def_pb2.OpDef:
+def op_def_to_proto(op_def: OpDef) -> op_def_pb2.OpDef:
     """TensorFlow's OpDef message for a registered op (what `python -m common ops`
     prints and what function signatures are made of)."""
     return op_def_pb2.OpDef(
@@ -573,11 +567,9 @@ def op_def_to_proto(op_def: registry.OpDef) -> op_def_pb2.OpDef:
     )
 
 
-def op_def_from_proto(proto: op_def_pb2.OpDef) -> registry.OpDef:
+def op_def_from_proto(proto: op_def_pb2.OpDef) -> OpDef:
     """A registry OpDef from an OpDef message (e.g. a FunctionDef's signature)."""
-    from common.ops import registry
-
-    return registry.OpDef(
+    return OpDef(
         name=proto.name,
         input_args=tuple(_arg_from_proto(a) for a in proto.input_arg),
         output_args=tuple(_arg_from_proto(a) for a in proto.output_arg),

@@ -34,6 +34,7 @@ from google.protobuf import any_pb2, text_format
 from client.framework import ops as _ops
 from client.framework.importer import import_graph_def
 from client.ops.variables import Variable, prepend_name_scope, strip_name_scope
+from common import attr_value
 from common.ops import registry
 from protos import graph_pb2, meta_graph_pb2, op_def_pb2, variable_pb2
 
@@ -163,7 +164,7 @@ def stripped_op_list_for_graph(graph_def: graph_pb2.GraphDef) -> op_def_pb2.OpLi
     for name in sorted(used - functions.keys()):
         op_def = registry.find_op(name)
         if op_def is not None:
-            op_list.op.add().CopyFrom(op_def.to_proto())
+            op_list.op.add().CopyFrom(attr_value.op_def_to_proto(op_def))
     return op_list
 
 
@@ -267,7 +268,9 @@ def _strip_default_attrs(graph_def: graph_pb2.GraphDef) -> None:
         if op_def is None:
             return
         defaults = {
-            a.name: a.default_value for a in op_def.to_proto().attr if a.HasField("default_value")
+            a.name: a.default_value
+            for a in attr_value.op_def_to_proto(op_def).attr
+            if a.HasField("default_value")
         }
         for name in [n for n, v in node.attr.items() if n in defaults and v == defaults[n]]:
             del node.attr[name]

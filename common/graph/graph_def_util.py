@@ -205,6 +205,7 @@ def ops_used_by_graph(gd: Any) -> set[str]:
 def stripped_op_list_for_graph(gd: Any, op_lookup: OpLookup | None = None) -> Any:
     """An OpList proto of the ops `gd` uses (sorted by name), descriptions removed (TF's
     StrippedOpListForGraph). Raises NotFoundError for an op nobody registered."""
+    from common import attr_value
     from protos import op_def_pb2
 
     lookup = _as_lookup(op_lookup if op_lookup is not None else registry.find_op)
@@ -214,7 +215,7 @@ def stripped_op_list_for_graph(gd: Any, op_lookup: OpLookup | None = None) -> An
         if op_def is None:
             raise NotFoundError(f"Op type not registered '{name}'")
         p = out.op.add()
-        p.CopyFrom(op_def.to_proto())
+        p.CopyFrom(attr_value.op_def_to_proto(op_def))
         _remove_descriptions(p)
     return out
 
