@@ -222,7 +222,10 @@ class GraphMgr:
         executors to finish and frees the step."""
         for key in recv_keys:
             parse_key(key)
-        deadline = time.monotonic() + (self.step_timeout if timeout is None else timeout)
+        # --step-timeout bounds every step: a caller's longer deadline (the master's for a
+        # step its client gave none) does not lift it.
+        budget = self.step_timeout if timeout is None else min(timeout, self.step_timeout)
+        deadline = time.monotonic() + budget
         if is_partial:
             def on_last(step: Any) -> None:  # the whole partial run's trace, at its end
                 if collector is not None and step.collector is not None:

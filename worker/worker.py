@@ -275,7 +275,7 @@ class Worker:
         self.recv_tensor_async(step_id, key, done)
         if on_cancel is not None:
             on_cancel(event.set)
-        wait = self.step_timeout if timeout is None else timeout
+        wait = self.step_timeout if timeout is None else min(timeout, self.step_timeout)
         if not event.wait(wait):
             raise DeadlineExceededError(
                 f"RecvTensor {key} (step {step_id}) on {self.task_name} timed out"
