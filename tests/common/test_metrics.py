@@ -30,6 +30,7 @@ FAMILIES = {
     "flowrt_worker_live_steps": ("gauge", ()),
     "flowrt_worker_aborted_steps": ("counter", ()),
     "flowrt_worker_recv_bytes": ("counter", ("transport",)),
+    "flowrt_worker_sent_bytes": ("counter", ("transport",)),
     "flowrt_worker_recv_tensors": ("counter", ("transport",)),
 }
 
