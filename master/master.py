@@ -45,12 +45,6 @@ log = logging.getLogger(__name__)
 CLIENT_DEVICE = "/job:master/replica:0/task:0/device:CPU:0"
 DEFAULT_DEVICE = "/job:worker/task:0"
 DEFAULT_RPC_TIMEOUT = 30.0
-# Reconnect quickly to a restarted worker (gRPC's default backoff grows to minutes).
-WORKER_CHANNEL_OPTIONS = (
-    ("grpc.initial_reconnect_backoff_ms", 200),
-    ("grpc.min_reconnect_backoff_ms", 200),
-    ("grpc.max_reconnect_backoff_ms", 1000),
-)
 
 
 class Master:
@@ -72,7 +66,7 @@ class Master:
             from rpc.channels import GRPC_OPTIONS
             from rpc.worker_cache import WorkerCache
 
-            worker_cache = WorkerCache(cluster, GRPC_OPTIONS + WORKER_CHANNEL_OPTIONS)
+            worker_cache = WorkerCache(cluster, GRPC_OPTIONS)
         parse_device(default_device)  # InvalidArgument if malformed
         self.cluster = cluster
         self.worker_cache = worker_cache

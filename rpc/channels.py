@@ -1,9 +1,10 @@
 """Transport, channels: the options every gRPC channel and server of flowrt carries.
 
-GRPC_OPTIONS lifts grpcio's message size limits to TensorFlow's; a worker's channels to its
-peers add CHANNEL_OPTIONS (see rpc.recv_tensor). Every server gets `server_options` and
-every channel `channel_options` (rpc.auth applies them): transport-wide options go there.
-Constants and pure functions; safe from any thread.
+GRPC_OPTIONS lifts grpcio's message size limits to TensorFlow's and carries the keepalives
+(keepalive_options: a silent link or a frozen peer fails calls in seconds); a worker's
+channels to its peers add CHANNEL_OPTIONS (see rpc.recv_tensor). Every server gets
+`server_options` and every channel `channel_options` (rpc.auth applies them):
+transport-wide options go there. Constants and pure functions; safe from any thread.
 """
 
 from __future__ import annotations
@@ -17,9 +18,44 @@ import grpc.experimental
 # TensorFlow allows 2^31-1 byte messages on its channels and servers; grpcio's
 # default 4 MiB receive limit breaks on large GraphDefs and tensors.
 MAX_MESSAGE_LENGTH = 2**31 - 1
+# Keepalives (docs/DESIGN.md, "Failures across hosts"): while a call is in flight each end
+# pings the other every KEEPALIVE_TIME_MS and gives up on the connection after
+# KEEPALIVE_TIMEOUT_MS without an answer, so a peer whose link went silent (no reset) or
+# whose process is frozen fails its calls with UNAVAILABLE within about 6 s instead of the
+# TCP retransmission timeout (15 min). Idle connections are not pinged.
+KEEPALIVE_TIME_MS = 2000
+KEEPALIVE_TIMEOUT_MS = 4000
+
+
+def keepalive_options() -> tuple[tuple[str, int], ...]:
+    """The keepalive, ping-policy and reconnect options of every channel and server."""
+    return (
+        ("grpc.keepalive_time_ms", KEEPALIVE_TIME_MS),
+        ("grpc.keepalive_timeout_ms", KEEPALIVE_TIMEOUT_MS),
+        # The same bound on any unanswered ping (grpc's own default: one minute).
+        ("grpc.http2.ping_timeout_ms", KEEPALIVE_TIMEOUT_MS),
+        ("grpc.keepalive_permit_without_calls", 0),
+        # Keep pinging a call that sends no data (a RunGraph blocked in a step); grpc's
+        # default stops after 2 pings.
+        ("grpc.http2.max_pings_without_data", 0),
+        # Send a ping every KEEPALIVE_TIME_MS even without data (default: at most one per
+        # 5 minutes, so a process frozen after one answered ping went unnoticed).
+        ("grpc.http2.min_time_between_pings_ms", KEEPALIVE_TIME_MS),
+        # Servers accept pings this often (else: GOAWAY "too_many_pings").
+        ("grpc.http2.min_ping_interval_without_data_ms", KEEPALIVE_TIME_MS // 2),
+        ("grpc.http2.max_ping_strikes", 0),
+        # Reconnect within a second once a link or a task is back (grpc's backoff grows to
+        # two minutes).
+        ("grpc.initial_reconnect_backoff_ms", 200),
+        ("grpc.min_reconnect_backoff_ms", 200),
+        ("grpc.max_reconnect_backoff_ms", 1000),
+    )
+
+
 GRPC_OPTIONS = (
     ("grpc.max_send_message_length", MAX_MESSAGE_LENGTH),
     ("grpc.max_receive_message_length", MAX_MESSAGE_LENGTH),
+    *keepalive_options(),
 )
 
 # Options of a worker's channels to its peers (worker.remote_rendezvous: the stream call
