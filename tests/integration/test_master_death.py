@@ -28,7 +28,7 @@ def registered_graphs(url: str) -> float:
 
 def test_graphs_of_a_killed_master_are_freed():
     cluster = LocalCluster(
-        {"worker": 2}, master_args=["--session-lease", "1"],
+        {"worker": 2}, master_args=["--session-lease", "2"],
         worker_args=["--metrics-port", "0"],
     ).start()
     try:
@@ -46,14 +46,16 @@ def test_graphs_of_a_killed_master_are_freed():
         sess = ours.Session(cluster.target, graph=g)
         got = sess.run(y, {x: np.arange(4, dtype=np.float32)})
         np.testing.assert_array_equal(got, (np.arange(4) + 1.0) * 2.0)
-        assert [registered_graphs(u) for u in urls] == [1, 1]
-        time.sleep(2.0)  # renewed leases keep an idle session's graphs
+        assert [registered_graphs(u) for u in urls] == [1, 1], [
+            cluster.tasks[f"worker{i}"].lines[-8:] for i in range(2)]
+        time.sleep(3.0)  # renewed leases keep an idle session's graphs
         assert [registered_graphs(u) for u in urls] == [1, 1]
         cluster.tasks["master"].kill()
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and any(registered_graphs(u) for u in urls):
             time.sleep(0.2)
-        assert [registered_graphs(u) for u in urls] == [0, 0]
+        assert [registered_graphs(u) for u in urls] == [0, 0], [
+            cluster.tasks[f"worker{i}"].lines[-8:] for i in range(2)]
         for i in range(2):
             assert any("its master stopped renewing it" in line
                        for line in cluster.tasks[f"worker{i}"].lines)
