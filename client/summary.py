@@ -99,6 +99,44 @@ def histogram(name: str, values: Any, collections: Any = None, family: str | Non
     return val
 
 
+def image(
+    name: str,
+    tensor: Any,
+    max_outputs: int = 3,
+    collections: Any = None,
+    family: str | None = None,
+) -> Any:
+    """An ImageSummary of up to `max_outputs` images of a [batch, h, w, 1|3|4] tensor."""
+    from client.framework.op_builder import apply_op
+
+    with _summary_scope(name, family, values=[tensor]) as (tag, scope):
+        attrs = {"max_images": max_outputs}
+        val = apply_op("ImageSummary", [tag, tensor], attrs, scope).outputs[0]
+        _collect(val, collections, [GraphKeys.SUMMARIES])
+    return val
+
+
+def audio(
+    name: str,
+    tensor: Any,
+    sample_rate: Any,
+    max_outputs: int = 3,
+    collections: Any = None,
+    family: str | None = None,
+) -> Any:
+    """An AudioSummaryV2 of up to `max_outputs` clips of a [batch, frames(, channels)]
+    float tensor in [-1, 1]."""
+    from client.framework import dtypes as _dtypes
+    from client.framework.op_builder import apply_op, convert_to_tensor
+
+    with _summary_scope(name, family, values=[tensor]) as (tag, scope):
+        rate = convert_to_tensor(sample_rate, dtype=_dtypes.float32, name="sample_rate")
+        attrs = {"max_outputs": max_outputs}
+        val = apply_op("AudioSummaryV2", [tag, tensor, rate], attrs, scope).outputs[0]
+        _collect(val, collections, [GraphKeys.SUMMARIES])
+    return val
+
+
 def tensor_summary(
     name: str,
     tensor: Any,

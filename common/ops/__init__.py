@@ -40,6 +40,7 @@ from common.ops import (  # noqa: F401  (imported for their registrations)
     state_ops,
     stateless_random_ops,
     string_ops,
+    summary_media_ops,
     training_ops,
     transform_ops,
 )

@@ -28,6 +28,8 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from common import dtypes
 from common.dtypes import DataType
 from common.errors import AlreadyExistsError, InvalidArgumentError, NotFoundError
@@ -146,6 +148,10 @@ def _parse_default(value: str, ty: str) -> Any:
         return tuple(int(x) if int(x) >= 0 else None for x in body.split(",") if x.strip())
     if ty == "func":
         return v.strip("\"'")
+    if ty == "tensor":  # "DT_UINT8 [255, 0, 0, 255]": a dtype and a flat list of values
+        name, _, body = v.partition(" ")
+        values = [float(x) for x in body.strip(" []").split(",") if x.strip()]
+        return np.array(values).astype(dtypes.as_numpy(dtypes.from_name(name)))
     raise ValueError(f"Default values are not supported for attrs of type {ty}")
 
 

@@ -323,3 +323,20 @@ def test_resize_gradients_equal_tensorflow():
     (ours, theirs), _ = _both(body)
     for a, b in zip(ours, theirs):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-4)
+
+
+def test_image_and_audio_summaries_names_and_bytes():
+    rng = np.random.default_rng(11)
+    images = rng.uniform(-1, 1, (3, 4, 5, 3)).astype(np.float32)
+    sound = rng.uniform(-1, 1, (2, 30)).astype(np.float32)
+
+    def body(tf):
+        return [
+            tf.summary.image("pics", tf.constant(images), max_outputs=2),
+            tf.summary.image("one", tf.constant(images[:1]), max_outputs=1, family="fam"),
+            tf.summary.audio("sound", tf.constant(sound), 8000, max_outputs=2),
+        ]
+
+    (ours, theirs), (g_ours, g_theirs) = _both(body)
+    assert ours == theirs
+    assert _nodes(g_ours) == _nodes(g_theirs)
