@@ -83,6 +83,16 @@ def local_tf_config(text: str, ports: dict[str, int]) -> str:
     return re.sub(r"([\w.-]+):2222", lambda m: f"127.0.0.1:{ports[m.group(1)]}", text)
 
 
+def health(address: str) -> str:
+    import grpc
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    with grpc.insecure_channel(address) as channel:
+        answer = health_pb2_grpc.HealthStub(channel).Check(
+            health_pb2.HealthCheckRequest(), timeout=30, wait_for_ready=True)
+    return health_pb2.HealthCheckResponse.ServingStatus.Name(answer.status)
+
+
 def test_statefulset_pods_run_a_cluster():
     _, worker, ps = docs("flowrt.yaml")
     hosts = ["worker-0.flowrt", "worker-1.flowrt", "ps-0.flowrt"]
@@ -99,6 +109,8 @@ def test_statefulset_pods_run_a_cluster():
                 tasks.append(Task(name, local_argv(container, env, ports), None, env))
         for t in tasks:
             t.wait_listening(60)
+        for host in hosts:  # what the pods' gRPC readiness and liveness probes ask
+            assert health(f"127.0.0.1:{ports[host]}") == "SERVING"
         out = subprocess.run(
             [sys.executable, str(REPO_ROOT / "examples" / "demo.py"), "--target",
              f"grpc://127.0.0.1:{ports['worker-0.flowrt']}", "--steps", "2"],
