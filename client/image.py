@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from client.ops.image_ops import (  # noqa: F401
     ResizeMethod,
+    adjust_contrast,
+    adjust_hue,
+    adjust_saturation,
     convert_image_dtype,
     crop_and_resize,
     decode_bmp,
@@ -16,6 +19,7 @@ from client.ops.image_ops import (  # noqa: F401
     encode_png,
     flip_left_right,
     flip_up_down,
+    hsv_to_rgb,
     per_image_standardization,
     resize,
     resize_area,
@@ -23,4 +27,5 @@ from client.ops.image_ops import (  # noqa: F401
     resize_bilinear,
     resize_images,
     resize_nearest_neighbor,
+    rgb_to_hsv,
 )

@@ -181,9 +181,9 @@ def convert_image_dtype(image: Any, dtype: Any, saturate: bool = False,
     image = convert_to_tensor(image, name="image")
     dtype = _dtypes.as_dtype(dtype)
     source = image.dtype.base_dtype
+    if source == dtype:
+        return apply_op("Identity", [image], {}, name).outputs[0]
     with _ops.name_scope(name, "convert_image") as scope:
-        if source == dtype:
-            return apply_op("Identity", [image], {}, scope).outputs[0]
         if source.is_integer and dtype.is_integer:
             raise NotImplementedError("convert_image_dtype between integer types")
         if source.is_floating and dtype.is_floating:
@@ -197,6 +197,46 @@ def convert_image_dtype(image: Any, dtype: Any, saturate: bool = False,
             high = convert_to_tensor(float(dtype.max), dtype=source)
             scaled = apply_op("ClipByValue", [scaled, low, high], {}, "clamp").outputs[0]
         return math_ops.cast(scaled, dtype, name=scope)
+
+
+# -- color adjustments -------------------------------------------------------------------
+def _adjust(op_type: str, scope_name: str, image: Any, amount: Any, arg: str,
+            name: str | None, named_op: bool) -> _ops.Tensor:  # fmt: skip
+    """image_ops_impl's adjust_*: float16/32 images as they are, others converted to
+    float32 and back; the op under the scope (adjust_contrast's op is the scope itself)."""
+    with _ops.name_scope(name, scope_name) as scope:
+        image = convert_to_tensor(image, name="image")
+        original = image.dtype.base_dtype
+        flt = image if original in (_dtypes.float16, _dtypes.float32) else (
+            convert_image_dtype(image, _dtypes.float32))  # fmt: skip
+        if named_op:
+            amount = convert_to_tensor(amount, dtype=_dtypes.float32, name=arg)
+            out = apply_op(op_type, [flt, amount], {}, scope).outputs[0]
+        else:
+            out = apply_op(op_type, [flt, amount], {}, op_type).outputs[0]
+        return convert_image_dtype(out, original)
+
+
+def adjust_hue(image: Any, delta: Any, name: str | None = None) -> _ops.Tensor:
+    return _adjust("AdjustHue", "adjust_hue", image, delta, "delta", name, False)
+
+
+def adjust_saturation(image: Any, saturation_factor: Any, name: str | None = None) -> _ops.Tensor:
+    return _adjust("AdjustSaturation", "adjust_saturation", image, saturation_factor, "scale",
+                   name, False)  # fmt: skip
+
+
+def adjust_contrast(images: Any, contrast_factor: Any) -> _ops.Tensor:
+    return _adjust("AdjustContrastv2", "adjust_contrast", images, contrast_factor,
+                   "contrast_factor", None, True)  # fmt: skip
+
+
+def rgb_to_hsv(images: Any, name: str | None = None) -> _ops.Tensor:
+    return _op("RGBToHSV", [images], {}, name)
+
+
+def hsv_to_rgb(images: Any, name: str | None = None) -> _ops.Tensor:
+    return _op("HSVToRGB", [images], {}, name)
 
 
 def _flip(image: Any, axis: int, scope_name: str) -> _ops.Tensor:

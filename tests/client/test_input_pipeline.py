@@ -340,3 +340,24 @@ def test_image_and_audio_summaries_names_and_bytes():
     (ours, theirs), (g_ours, g_theirs) = _both(body)
     assert ours == theirs
     assert _nodes(g_ours) == _nodes(g_theirs)
+
+
+def test_color_adjustments_names_and_values():
+    pixels = np.random.default_rng(12).uniform(0, 1, (2, 4, 5, 3)).astype(np.float32)
+
+    def body(tf):
+        x = tf.constant(pixels)
+        u8 = tf.constant((pixels * 255).astype(np.uint8))
+        return [
+            tf.image.adjust_hue(x, 0.2),
+            tf.image.adjust_saturation(u8, 1.7),
+            tf.image.adjust_contrast(x, 0.6),
+            tf.image.rgb_to_hsv(x),
+            tf.image.hsv_to_rgb(x),
+        ]
+
+    (ours, theirs), (g_ours, g_theirs) = _both(body)
+    for a, b in zip(ours, theirs):
+        assert a.dtype == b.dtype
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+    assert _nodes(g_ours) == _nodes(g_theirs)
