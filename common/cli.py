@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 from wsgiref.simple_server import WSGIServer
 
-from common import credentials, memory, metrics
+from common import credentials, file_access, memory, metrics, op_policy
 from common.errors import OpError
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
@@ -99,6 +99,22 @@ def add_limit_flags(p: argparse.ArgumentParser) -> None:
         f"fail with ResourceExhausted naming the node (default {memory.DEFAULT_FRACTION:g} "
         f"of the machine's or cgroup's memory: {default_mb} MiB here)",
     )
+    p.add_argument(
+        "--file-root",
+        default=None,
+        metavar="DIR",
+        help="confine every op that touches files (checkpoints, readers, writers, ReadFile, "
+        "WriteFile, MatchingFiles, PrintV2 to a file) to DIR: relative paths are taken "
+        "under it, others are PermissionDenied (default: no confinement)",
+    )
+    p.add_argument(
+        "--deny-ops",
+        type=_ops_spec,
+        default=frozenset(),
+        metavar="OPS",
+        help="refuse graphs using these ops (comma-separated names; 'safe' = every op that "
+        "touches files) with PermissionDenied at registration (default: none)",
+    )
 
 
 def add_security_flags(p: argparse.ArgumentParser) -> None:
@@ -125,7 +141,17 @@ def credentials_from(args: argparse.Namespace) -> credentials.Credentials:
 def apply_limit_flags(args: argparse.Namespace, log: logging.Logger) -> None:
     if args.memory_limit is not None:
         memory.set_limit(args.memory_limit)
-    log.info("memory limit %d MiB", memory.limit() >> 20)
+    file_access.set_root(args.file_root)
+    op_policy.set_denied(args.deny_ops)
+    log.info("memory limit %d MiB; file root %s; %d ops denied", memory.limit() >> 20,
+             file_access.root() or "none (any path)", len(op_policy.denied()))
+
+
+def _ops_spec(text: str) -> frozenset[str]:
+    try:
+        return op_policy.parse(text)
+    except OpError as e:
+        raise argparse.ArgumentTypeError(e.message) from None
 
 
 def _size(text: str) -> int:

@@ -17,6 +17,7 @@ import zlib
 from collections.abc import Iterator
 from typing import IO
 
+from common import file_access
 from common.checkpoint.crc32c import crc32c, mask, unmask
 from common.errors import DataLossError, InvalidArgumentError, NotFoundError
 
@@ -38,6 +39,7 @@ def encode_record(data: bytes) -> bytes:
 
 def open_file(path: str, mode: str = "rb") -> IO[bytes]:
     """A file of the local filesystem, with TensorFlow's NotFound for a missing one."""
+    path = file_access.resolve(path)
     try:
         return open(path, mode)  # noqa: SIM115  (the caller owns it)
     except FileNotFoundError:

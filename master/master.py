@@ -20,7 +20,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from common import device_name, metrics
+from common import device_name, metrics, op_policy
 from common.cluster import ClusterSpec
 from common.device_name import parse as parse_device
 from common.errors import AbortedError, InvalidArgumentError, OpError, as_op_error
@@ -116,6 +116,7 @@ class Master:
     def create_session(
         self, graph_def: graph_pb2.GraphDef, config: config_pb2.ConfigProto
     ) -> tuple[str, int]:
+        op_policy.check_graph_def(graph_def)
         handle = f"{new_id(64):016x}"
         devices = self._discover(config.device_filters)
         session = MasterSession(
@@ -171,6 +172,7 @@ class Master:
     def extend_session(
         self, handle: str, graph_def: graph_pb2.GraphDef, current_version: int
     ) -> int:
+        op_policy.check_graph_def(graph_def)
         version = self.session(handle).extend(graph_def, current_version)
         self.monitor.session_extended(handle, graph_def)
         return version

@@ -17,7 +17,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from common import device_name, metrics
+from common import device_name, metrics, op_policy
 from common.cluster import ClusterSpec, task_name
 from common.device import Device, make_local_devices
 from common.errors import (
@@ -172,6 +172,7 @@ class Worker:
     def register_graph(
         self, session_handle: str, create_worker_session_called: bool, graph_def: Any
     ) -> str:
+        op_policy.check_graph_def(graph_def)
         return self.graph_mgr(session_handle, create_worker_session_called).register(graph_def)
 
     def deregister_graph(

@@ -30,7 +30,7 @@ from typing import BinaryIO
 
 import numpy as np
 
-from common import dtypes
+from common import dtypes, file_access
 from common.checkpoint.crc32c import crc32c, mask, unmask
 from common.checkpoint.slices import (
     Extent,
@@ -149,6 +149,7 @@ class BundleWriter:
     `finish`, which renames the temporary files into place. On error call `abort`."""
 
     def __init__(self, prefix: str) -> None:
+        prefix = file_access.resolve(prefix, "checkpoint")
         self.prefix = prefix
         _makedirs(prefix)
         self.data_path = _temp_name(data_filename(prefix, 0, 1))
@@ -264,6 +265,7 @@ class BundleReader:
     tensor bytes are read on `lookup`."""
 
     def __init__(self, prefix: str) -> None:
+        prefix = file_access.resolve(prefix, "checkpoint")
         self.prefix = prefix
         filename = meta_filename(prefix)
         try:
@@ -487,6 +489,8 @@ def merge_bundles(
 ) -> None:
     """Merge the bundles at `prefixes` into one at `merged_prefix`: their data files are
     renamed to the merged shard names, one index is written, the old indexes deleted."""
+    prefixes = [file_access.resolve(p, "checkpoint") for p in prefixes]
+    merged_prefix = file_access.resolve(merged_prefix, "checkpoint")
     _makedirs(merged_prefix)
     header = tensor_bundle_pb2.BundleHeaderProto()
     entries: dict[bytes, tensor_bundle_pb2.BundleEntryProto] = {}

@@ -14,8 +14,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from common import record_io
-from common.errors import InvalidArgumentError
+from common import file_access, record_io
+from common.errors import InvalidArgumentError, PermissionDeniedError
 from common.ops.registry import KernelConstruction, register_kernel, register_op
 
 register_op("ReadFile", inputs=["filename: string"], outputs=["contents: string"])
@@ -48,6 +48,7 @@ def _write_file(k: KernelConstruction) -> Compute:
     def compute(ctx, inputs: list) -> list:
         path = os.fsdecode(_scalar_string(inputs[0], "Input filename tensor", k.node_name))
         contents = _scalar_string(inputs[1], "Contents tensor", k.node_name)
+        path = file_access.resolve(path)
         directory = os.path.dirname(path)
         if directory:
             os.makedirs(directory, exist_ok=True)  # TensorFlow creates the parent dirs
@@ -59,8 +60,21 @@ def _write_file(k: KernelConstruction) -> Compute:
 
 
 def matching_files(pattern: str) -> list[str]:
-    """The paths matching a glob pattern (*, ?, [...]), sorted as TensorFlow's."""
-    return sorted(glob.glob(pattern))
+    """The paths matching a glob pattern (*, ?, [...]), sorted as TensorFlow's; under
+    a file root, the pattern is resolved there and only paths inside it are listed."""
+    if file_access.root() is None:
+        return sorted(glob.glob(pattern))
+    directory, tail = os.path.split(pattern)
+    found = glob.glob(os.path.join(file_access.resolve(directory or ".", "directory"), tail))
+    return sorted(p for p in found if _inside(p))
+
+
+def _inside(path: str) -> bool:
+    try:
+        file_access.resolve(path)
+    except PermissionDeniedError:
+        return False
+    return True
 
 
 @register_kernel("MatchingFiles")

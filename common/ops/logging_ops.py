@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 from google.protobuf.message import DecodeError
 
+from common import file_access
 from common import tensor as tensor_util
 from common.errors import InvalidArgumentError
 from common.ops import math_util as mu
@@ -194,7 +195,7 @@ def _print_v2(kc: KernelConstruction) -> Callable:
             )
         text = bytes(msg.item()) + end
         if path:
-            with open(path, "ab") as f:
+            with open(file_access.resolve(path, "output_stream file"), "ab") as f:
                 f.write(text)
         elif stream in ("stdout", "stderr"):
             _write(sys.stdout if stream == "stdout" else sys.stderr, text)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from common import file_access
 from common.errors import InvalidArgumentError
 from common.ops.random import distributions, libm
 from common.ops.registry import KernelConstruction
@@ -104,7 +105,7 @@ class FixedUnigramSampler:
 
 def _read_vocab(path: str) -> np.ndarray:
     values = []
-    with open(path, encoding="utf-8") as f:
+    with open(file_access.resolve(path, "vocab_file"), encoding="utf-8") as f:
         for line in f:
             line = line.rstrip("\n")
             cols = line.split(",")
