@@ -35,6 +35,7 @@ from common import dtypes, metrics
 from common.device_name import parse as parse_device
 from common.errors import (
     AbortedError,
+    CancelledError,
     FailedPreconditionError,
     InvalidArgumentError,
     NotFoundError,
@@ -413,10 +414,15 @@ class MasterSession:
 
     # -- closing ---------------------------------------------------------------------------
     def close(self) -> None:
+        """Close the session; steps still running fail with CancelledError (TF's
+        MasterSession::Close starts its cancellation manager)."""
         with self._lock:
             self.closed = True
             self._cache.clear()
             self._callables.clear()
+        self.runner.cancel_all(
+            CancelledError(f"Step was cancelled: session {self.handle} has been closed.")
+        )
         self._partial_runs.close()
 
 

@@ -21,8 +21,9 @@ import concurrent.futures
 import dataclasses
 import functools
 import secrets
+import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from common.errors import (
@@ -81,6 +82,17 @@ class PartitionRunner:
     def __init__(self, calls: WorkerCalls, session_handle: str) -> None:
         self.calls = calls
         self.session_handle = session_handle
+        # Steps running now: step_id -> cancel(error). Guarded by _lock.
+        self._lock = threading.Lock()
+        self._running: dict[int, Callable[[OpError], None]] = {}
+
+    def cancel_all(self, error: OpError) -> None:
+        """Make every step running now fail with `error` (CloseSession: TF's
+        cancellation manager), aborting it on the tasks still running it."""
+        with self._lock:
+            running = list(self._running.values())
+        for cancel in running:
+            cancel(error)
 
     # -- registration ----------------------------------------------------------------------
     def register(self, plans: Sequence[PartitionPlan], config: Any) -> list[RegisteredPartition]:
@@ -154,6 +166,38 @@ class PartitionRunner:
                 self._abort(step_id, _unanswered(cleanup_tasks, futures))
             ),
         )
+        cancelled: list[OpError] = []
+
+        def cancel(error: OpError) -> None:
+            cancelled.append(error)
+            aborts.extend(self._abort(step_id, _unanswered(cleanup_tasks, futures)))
+            waiter.wake.set()
+
+        with self._lock:
+            self._running[step_id] = cancel
+        try:
+            return self._launch_and_wait(
+                parts, step_id, feeds, budget, deadline, cleanup_tasks, exec_opts, futures,
+                aborts, waiter, cancelled,
+            )  # fmt: skip
+        finally:
+            with self._lock:
+                self._running.pop(step_id, None)
+
+    def _launch_and_wait(
+        self,
+        parts: Sequence[RegisteredPartition],
+        step_id: int,
+        feeds: dict[str, tensor_pb2.TensorProto],
+        budget: float,
+        deadline: float,
+        cleanup_tasks: Sequence[str],
+        exec_opts: worker_pb2.ExecutorOpts | None,
+        futures: list[tuple[RegisteredPartition, Any]],
+        aborts: list[Any],
+        waiter: ExecutorBarrier,
+        cancelled: list[OpError],
+    ) -> list[tuple[RegisteredPartition, Any]]:
         # The last RunGraph runs on this thread: one thread hop less per step. (Measured:
         # choosing the partition with the fetches instead was slower on trivial_step.)
         inline = len(parts) - 1
@@ -172,7 +216,8 @@ class PartitionRunner:
                 timeout=budget, inline=True,
             )
             self._track(part, future, futures, waiter)
-        if not waiter.wake.wait(max(0.0, deadline - time.monotonic()) + _RUN_GRACE_S):
+        woke = waiter.wake.wait(max(0.0, deadline - time.monotonic()) + _RUN_GRACE_S)
+        if not woke:
             aborts.extend(self._abort(step_id, _unanswered(cleanup_tasks, futures)))
             self._wind_down(step_id, cleanup_tasks, waiter, futures, aborts)
             raise DeadlineExceededError(
@@ -180,6 +225,8 @@ class PartitionRunner:
             )
         if not waiter.done.is_set():  # a partition failed: make the others stop
             self._wind_down(step_id, cleanup_tasks, waiter, futures, aborts)
+        if cancelled:
+            raise cancelled[0]
         error = waiter.root_error(
             frozenset().union(*(part.plan.recv_nodes for part in parts)))
         if error is not None:

@@ -1,0 +1,127 @@
+"""Gaps TensorFlow's own graph-mode kernel and session tests exposed, checked with an
+unmodified tf.compat.v1 client against our master on a real cluster (CLIs on loopback),
+against TensorFlow's in-process session as the oracle: CloseSession cancels a blocked
+step with CancelledError; CountUpTo/ResourceCountUpTo; ref variables through
+tf.tuple and with_dependencies (RefIdentity); the Igamma family; queue edge cases
+(dequeue_many(0), a queue without shapes, conflicting shared queues)."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import pytest
+
+tf = pytest.importorskip("tensorflow")
+tf1 = tf.compat.v1
+
+
+def _run(target: str, build, feed=None):
+    g = tf.Graph()
+    with g.as_default():
+        fetch = build()
+        init = tf1.global_variables_initializer()
+    config = tf1.ConfigProto(operation_timeout_in_ms=20000)
+    with tf1.Session(target, graph=g, config=config) as sess:
+        sess.run(init)
+        return sess.run(fetch, feed)
+
+
+def _error(target: str, build) -> tuple[type, str]:
+    with pytest.raises(tf.errors.OpError) as e:
+        _run(target, build)
+    # TF's message: "Graph execution error:", traceback lines, "Node: 'x'", the message.
+    lines = e.value.message.splitlines()
+    found = [lines[i + 1] for i, line in enumerate(lines[:-1]) if line.startswith("Node:")]
+    return type(e.value), (found or lines)[0]
+
+
+def test_close_session_cancels_a_blocked_step(shared_cluster):
+    g = tf.Graph()
+    with g.as_default():
+        q = tf1.FIFOQueue(2, tf.float32, shapes=[[]])
+        dequeue = q.dequeue()
+    sess = tf1.Session(shared_cluster.target, graph=g)
+    seen: list[BaseException] = []
+
+    def blocked() -> None:
+        try:
+            sess.run(dequeue)
+        except BaseException as e:  # noqa: BLE001  (the test inspects it)
+            seen.append(e)
+
+    thread = threading.Thread(target=blocked)
+    thread.start()
+    time.sleep(1.0)  # the step is parked on the empty queue
+    sess.close()
+    thread.join(30)
+    assert not thread.is_alive()
+    assert len(seen) == 1 and isinstance(seen[0], tf.errors.CancelledError), seen
+
+
+def _uid(name: str) -> str:
+    return f"{name}_{time.monotonic_ns()}"  # variables persist on the cluster's ps
+
+
+def test_count_up_to_and_ref_identity_as_tensorflow(shared_cluster):
+    def build():
+        ref = tf1.Variable(0, use_resource=False, name=_uid("ref"))
+        res = tf1.Variable(5, use_resource=True, name=_uid("res"))
+        gated = tf1.Variable(7, use_resource=False, name=_uid("gated"))
+        # tf.tuple over a ref tensor gates it with RefIdentity.
+        after = tf1.tuple([gated._ref(), tf.constant([2.0])])
+        assert after[0].op.type == "RefIdentity"
+        return [[tf1.count_up_to(ref, 3), tf1.count_up_to(res, 9)], after]
+
+    assert str(_run(shared_cluster.target, build)) == str(_run("", build))
+
+    def over_limit():
+        ref = tf1.Variable(3, use_resource=False, name=_uid("ref"))
+        return tf1.count_up_to(ref, 3)
+
+    assert _error(shared_cluster.target, over_limit) == _error("", over_limit)
+
+
+def test_igamma_family_as_tensorflow(shared_cluster):
+    a = np.array([0.5, 2.0, 5.0, 30.0], np.float32)
+    x = np.array([0.3, 1.0, 8.0, 28.0], np.float32)
+
+    def build():
+        return [
+            tf.math.igamma(a, x),
+            tf.math.igammac(a, x),
+            tf.raw_ops.IgammaGradA(a=a, x=x),
+            tf.raw_ops.RandomGammaGrad(alpha=a, sample=x),
+        ]
+
+    for ours, theirs in zip(_run(shared_cluster.target, build), _run("", build)):
+        np.testing.assert_allclose(ours, theirs, rtol=2e-5)
+
+
+def test_queue_edge_cases_as_tensorflow(shared_cluster):
+    def dequeue_none():
+        q = tf1.FIFOQueue(10, tf.float32, shapes=[[]])
+        with tf.control_dependencies([q.enqueue_many([[1.0, 2.0]])]):
+            return [q.dequeue_many(0), q.size()]
+
+    ours, theirs = _run(shared_cluster.target, dequeue_none), _run("", dequeue_none)
+    assert ours[0].shape == theirs[0].shape == (0,) and ours[1] == theirs[1] == 2
+
+    def unshaped():
+        q = tf1.FIFOQueue(10, tf.float32)
+        with tf.control_dependencies([q.enqueue(1.0)]):
+            return q.dequeue_many(1)
+
+    assert _error(shared_cluster.target, unshaped) == _error("", unshaped)
+
+    def conflicting():
+        name = _uid("sq")
+        q1 = tf1.FIFOQueue(10, tf.float32, shared_name=name, shapes=[[]])
+        q2 = tf1.FIFOQueue(15, tf.float32, shared_name=name, shapes=[[]])
+        with tf.control_dependencies([q1.size()]):
+            return q2.size()
+
+    ours, theirs = _error(shared_cluster.target, conflicting), _error("", conflicting)
+    assert ours[0] is theirs[0] is tf.errors.InvalidArgumentError
+    assert "has capacity 10 but requested capacity was 15" in ours[1]
