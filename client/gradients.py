@@ -17,43 +17,20 @@ from typing import Any
 
 from client.framework import dtypes
 from client.framework import ops as _ops
+from client.framework.gradient_registry import (  # noqa: F401  (tf.RegisterGradient ...)
+    GRADIENTS,
+    NOT_DIFFERENTIABLE,
+    SPARSE_GRAD_PASSTHROUGH,
+    NotDifferentiable,
+    RegisterGradient,
+    is_trainable,
+    no_gradient,
+)
 from client.framework.indexed_slices import aggregate, to_dense
 from client.framework.op_builder import convert_to_tensor
 from client.ops import array_ops, control_flow_state
-
-GRADIENTS: dict[str, Any] = {}
-NOT_DIFFERENTIABLE: set[str] = set()
-# Op types whose gradient function takes IndexedSlices as they are (TF's _IdGrad,
-# _ReadGrad, _AddNGrad, _CastGrad); every other one gets its IndexedSlices densified.
-SPARSE_GRAD_PASSTHROUGH: set[str] = {
-    "Identity",
-    "PlaceholderWithDefault",
-    "RefIdentity",
-    "IdentityN",
-    "ReadVariableOp",
-    "AddN",
-    "Cast",
-}
-
-
-def RegisterGradient(op_type: str):
-    def deco(fn: Any) -> Any:
-        GRADIENTS[op_type] = fn
-        return fn
-
-    return deco
-
-
-def NotDifferentiable(op_type: str) -> None:
-    NOT_DIFFERENTIABLE.add(op_type)
-
-
-no_gradient = NotDifferentiable
-
-
-def _is_trainable(t: Any) -> bool:
-    d = t.dtype.base_dtype
-    return d.is_floating or d.is_complex or d == dtypes.resource or d == dtypes.variant
+from client.ops import gradients as _gradient_fns  # noqa: F401  (registers them all)
+from client.ops.control_flow_state import zeros_like_outside_loop
 
 
 def _as_tensor_x(x: Any) -> Any:
@@ -146,7 +123,7 @@ def gradients(
                 queue.append(op)
         if loop_state is not None:
             for y in loop_state.ProcessUnusedLoopExits(pending, to_ops_set):
-                if _is_trainable(y):
+                if is_trainable(y):
                     _set_grad(grads, y, loop_state.ZerosLikeForExit(y))
                     queue.append(y.op)
         x_ops = set(from_ops)
@@ -189,15 +166,15 @@ def _backprop_op(
         if not differentiate:
             return
         for i, gr in enumerate(out_grads):
-            if gr is None and _is_trainable(op.outputs[i]):
+            if gr is None and is_trainable(op.outputs[i]):
                 out_grads[i] = (
                     loop_state.ZerosLike(op, i)
                     if loop_state is not None
-                    else _zeros_like_output(op, i)
+                    else zeros_like_outside_loop(op, i)
                 )
         in_grads = _call_grad_fn(op, out_grads)
         for t, gr in zip(op._inputs, in_grads):
-            if gr is not None and (_is_trainable(t) or t.dtype == dtypes.resource):
+            if gr is not None and (is_trainable(t) or t.dtype == dtypes.resource):
                 if (
                     isinstance(gr, _ops.Tensor)
                     and t.dtype != dtypes.resource
@@ -244,7 +221,7 @@ def _update_pending_and_enqueue_ready(
             else:
                 grad_state.unused_exits.append(y)
         for y in grad_state.unused_exits:
-            if has_not_none_grad and _is_trainable(y):
+            if has_not_none_grad and is_trainable(y):
                 _set_grad(grads, y, loop_state.ZerosLikeForExit(y))
             queue.append(y.op)
 
@@ -286,8 +263,6 @@ def _aggregated_grads(grads: dict[Any, list[list[Any]]], op: Any) -> list[Any]:
 
 
 def _call_grad_fn(op: Any, out_grads: list[Any]) -> list[Any]:
-    from client.ops import gradients  # noqa: F401  (registers the gradient functions)
-
     op_type = op.graph._gradient_override_map.get(op.type, op.type)
     if op_type in NOT_DIFFERENTIABLE:
         return [None] * len(op._inputs)
@@ -311,37 +286,3 @@ def _call_grad_fn(op: Any, out_grads: list[Any]) -> list[Any]:
             f"inputs {len(op._inputs)}"
         )
     return result
-
-
-def _zeros_like_output(op: Any, index: int) -> Any:
-    """TF's ZerosLikeOutsideLoop: for a cond Switch, zeros guarded by the other branch."""
-    val = op.outputs[index]
-    if not _is_trainable(val):
-        return None
-    if op.type == "Switch":
-        ctx = op._get_control_flow_context()
-        from client.ops.control_flow_ops import CondContext, switch
-
-        if isinstance(ctx, CondContext):
-            with _ops.control_dependencies(None):
-                switch_val = switch(op._inputs[0], ctx.pred)[1 - ctx.branch]
-                pivot = array_ops.identity(switch_val)
-                if val.dtype == dtypes.resource:
-                    with _ops.control_dependencies([pivot]):
-                        return _resource_zeros(switch_val, op._inputs[0])
-                shape = array_ops.shape(switch_val)
-                with _ops.control_dependencies([pivot]):
-                    return array_ops.fill(shape, convert_to_tensor(0, dtype=val.dtype))
-    if val.dtype == dtypes.resource:
-        return _resource_zeros(val, val)
-    return array_ops.zeros_like(val)
-
-
-def _resource_zeros(handle: Any, origin: Any) -> Any:
-    """TF's zeros for a resource's gradient: the variable's shape, in its dtype (from the
-    handle the value came from; float32 when unknown, as default_gradient does)."""
-    from client.framework.op_builder import apply_op
-
-    dtype = getattr(origin, "_handle_dtype", None) or dtypes.float32
-    shape = apply_op("VariableShape", [handle], {}).outputs[0]
-    return array_ops.zeros(shape, dtype)

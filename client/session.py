@@ -14,10 +14,8 @@ several threads for `run` (graph extension is serialized by a lock).
 from __future__ import annotations
 
 import abc
-import contextlib
 import secrets
 import threading
-from collections.abc import Iterator
 from types import TracebackType
 from typing import Any
 
@@ -31,12 +29,10 @@ from common import errors as _errors
 from common import tensor as _tensor
 from protos import config_pb2, master_pb2
 
-_default_session_stack = threading.local()
-
-
-def get_default_session() -> Any:
-    stack = getattr(_default_session_stack, "stack", [])
-    return stack[-1] if stack else None
+# The default-session stack lives with the graph stack (client.framework.ops), as in
+# TensorFlow's framework/ops.py, so tensors and ops find it without importing this module.
+get_default_session = _ops.get_default_session
+_default_session = _ops.default_session
 
 
 # -- fetch mapping --------------------------------------------------------------------------
@@ -461,18 +457,6 @@ class BaseSession(abc.ABC):
             self.close()
         except Exception:  # noqa: BLE001  (interpreter shutdown)
             pass
-
-
-@contextlib.contextmanager
-def _default_session(sess: Any) -> Iterator[Any]:
-    stack = getattr(_default_session_stack, "stack", None)
-    if stack is None:
-        stack = _default_session_stack.stack = []
-    stack.append(sess)
-    try:
-        yield sess
-    finally:
-        stack.remove(sess)
 
 
 class _LocalRunner:

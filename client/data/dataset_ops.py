@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from client.data import structure
+from client.data import iterator_ops, structure
 from client.data.structure import TensorSpec
 from client.framework import dtypes as _dtypes
 from client.framework import function as _function
@@ -384,13 +384,9 @@ class Dataset(structure.HasElementSpec):
 
     # -- iterators (TF1) ---------------------------------------------------------------
     def make_one_shot_iterator(self) -> Any:
-        from client.data import iterator_ops
-
         return iterator_ops.make_one_shot_iterator(self)
 
     def make_initializable_iterator(self, shared_name: str | None = None) -> Any:
-        from client.data import iterator_ops
-
         return iterator_ops.make_initializable_iterator(self, shared_name)
 
 

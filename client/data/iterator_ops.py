@@ -8,15 +8,17 @@ raises tf.errors.OutOfRangeError from Session.run. Not thread-safe while buildin
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from client.data import structure
-from client.data.dataset_ops import Dataset
 from client.framework import dtypes as _dtypes
 from client.framework import function as _function
 from client.framework import ops as _ops
 from client.framework.op_builder import apply_op
 from client.framework.tensor_shape import TensorShape
+
+if TYPE_CHECKING:  # dataset_ops imports this module to build iterators
+    from client.data.dataset_ops import Dataset
 
 GLOBAL_ITERATORS = "iterators"
 

@@ -62,8 +62,6 @@ class Tensor:
         return list(self._consumers)
 
     def eval(self, feed_dict: Any = None, session: Any = None) -> Any:
-        from client.session import get_default_session
-
         session = session or get_default_session()
         if session is None:
             raise ValueError(
@@ -243,8 +241,6 @@ class Operation:
         return nd
 
     def run(self, feed_dict: Any = None, session: Any = None) -> None:
-        from client.session import get_default_session
-
         (session or get_default_session()).run(self, feed_dict)
 
     def __repr__(self) -> str:
@@ -638,6 +634,26 @@ class _Global:
 
 _GLOBAL = _Global()
 _default_graph_stack = _DefaultGraphStack()
+# The default-session stack (tf.compat.v1.get_default_session), per thread as the graphs'.
+_default_session_stack = threading.local()
+
+
+def get_default_session() -> Any:
+    stack = getattr(_default_session_stack, "stack", [])
+    return stack[-1] if stack else None
+
+
+@contextlib.contextmanager
+def default_session(sess: Any) -> Iterator[Any]:
+    """Make `sess` this thread's default session (Session.as_default)."""
+    stack = getattr(_default_session_stack, "stack", None)
+    if stack is None:
+        stack = _default_session_stack.stack = []
+    stack.append(sess)
+    try:
+        yield sess
+    finally:
+        stack.remove(sess)
 
 
 def get_default_graph() -> Graph:

@@ -18,7 +18,8 @@ from typing import Any
 
 from client.framework import dtypes
 from client.framework import ops as _ops
-from client.framework.op_builder import constant
+from client.framework.gradient_registry import is_trainable
+from client.framework.op_builder import apply_op, constant, convert_to_tensor
 from client.framework.shape_fns import constant_value
 from client.ops import array_ops, data_flow_ops, math_ops
 from client.ops import control_flow_ops as cfo
@@ -386,15 +387,13 @@ class ControlFlowState:
 
     def ZerosLike(self, op: Any, index: int) -> Any:
         """Zeros for output `index` of `op` (no gradient arrived) in the gradient loop."""
-        from client.gradients import _zeros_like_output
-
         if cfo.is_loop_switch(op):
             return None
         dead_branch = op.type in ("Switch", "RefSwitch")
         forward_ctxt = cfo.get_while_context(op)
         grad_state = self._map.get(forward_ctxt) if forward_ctxt is not None else None
         if grad_state is None:
-            return _zeros_like_output(op, index)
+            return zeros_like_outside_loop(op, index)
         op_ctxt = op._get_control_flow_context()
         val = op.outputs[index]
         if val.shape.is_fully_defined():
@@ -459,3 +458,33 @@ def maybe_create_control_flow_state(
                 loop_state = ControlFlowState()
             loop_state.AddWhileContext(op, between_op_list, between_ops)
     return loop_state
+
+
+def zeros_like_outside_loop(op: Any, index: int) -> Any:
+    """TF's ZerosLikeOutsideLoop: for a cond Switch, zeros guarded by the other branch."""
+    val = op.outputs[index]
+    if not is_trainable(val):
+        return None
+    if op.type == "Switch":
+        ctx = op._get_control_flow_context()
+        if isinstance(ctx, cfo.CondContext):
+            with _ops.control_dependencies(None):
+                switch_val = cfo.switch(op._inputs[0], ctx.pred)[1 - ctx.branch]
+                pivot = array_ops.identity(switch_val)
+                if val.dtype == dtypes.resource:
+                    with _ops.control_dependencies([pivot]):
+                        return _resource_zeros(switch_val, op._inputs[0])
+                shape = array_ops.shape(switch_val)
+                with _ops.control_dependencies([pivot]):
+                    return array_ops.fill(shape, convert_to_tensor(0, dtype=val.dtype))
+    if val.dtype == dtypes.resource:
+        return _resource_zeros(val, val)
+    return array_ops.zeros_like(val)
+
+
+def _resource_zeros(handle: Any, origin: Any) -> Any:
+    """TF's zeros for a resource's gradient: the variable's shape, in its dtype (from the
+    handle the value came from; float32 when unknown, as default_gradient does)."""
+    dtype = getattr(origin, "_handle_dtype", None) or dtypes.float32
+    shape = apply_op("VariableShape", [handle], {}).outputs[0]
+    return array_ops.zeros(shape, dtype)

@@ -8,8 +8,8 @@ from typing import Any
 
 from client.framework import dtypes
 from client.framework import ops as _ops
+from client.framework.gradient_registry import NotDifferentiable
 from client.framework.op_builder import apply_op, convert_to_tensor
-from client.gradients import NotDifferentiable
 from client.ops import array_ops, embedding_ops, math_ops, nn_ops
 from client.ops.candidate_sampling_ops import (
     compute_accidental_hits,

@@ -18,6 +18,8 @@ from typing import Any
 from client.framework import dtypes
 from client.framework import ops as _ops
 from client.framework.tensor_shape import as_shape
+from client.ops import init_ops
+from client.ops.variables import Variable
 
 
 class _ReuseMode(enum.Enum):
@@ -125,9 +127,6 @@ def _new_variable(
     collections: Any,
     caching_device: Any = None,
 ) -> Any:
-    from client.ops import init_ops
-    from client.ops.variables import Variable
-
     if initializer is None:
         initializer = (
             init_ops.glorot_uniform_initializer()

@@ -244,9 +244,7 @@ class Variable:
         return apply_op("VarIsInitializedOp", [self._handle], {}, name).outputs[0]
 
     def load(self, value: Any, session: Any = None) -> None:
-        from client.session import get_default_session
-
-        (session or get_default_session()).run(self.initializer, {self._initial_value: value})
+        (session or _ops.get_default_session()).run(self.initializer, {self._initial_value: value})
 
     def eval(self, session: Any = None) -> Any:
         return self._graph_element.eval(session=session)
@@ -393,10 +391,3 @@ initialize_all_variables = global_variables_initializer
 
 def is_variable_initialized(variable: Variable) -> Any:
     return variable.is_initialized()
-
-
-def get_variable(*args: Any, **kwargs: Any) -> Variable:
-    """tf.compat.v1.get_variable (client.ops.variable_scope)."""
-    from client.ops import variable_scope
-
-    return variable_scope.get_variable(*args, **kwargs)

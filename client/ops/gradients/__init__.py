@@ -5,7 +5,7 @@ None]`."""
 
 from __future__ import annotations
 
-from client.gradients import NotDifferentiable
+from client.framework.gradient_registry import NotDifferentiable
 from client.ops.gradients import (  # noqa: F401  (imported for their registrations)
     array_grad,
     control_flow_grad,

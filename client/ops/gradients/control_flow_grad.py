@@ -7,7 +7,7 @@ from typing import Any
 
 from client.framework import dtypes
 from client.framework import ops as _ops
-from client.gradients import RegisterGradient
+from client.framework.gradient_registry import RegisterGradient
 from client.ops import math_ops
 
 

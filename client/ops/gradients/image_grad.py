@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from client.framework import dtypes
+from client.framework.gradient_registry import RegisterGradient
 from client.framework.op_builder import apply_op
-from client.gradients import RegisterGradient
 from client.ops import array_ops
 
 

@@ -10,10 +10,10 @@ import numpy as np
 
 from client.framework import dtypes
 from client.framework import ops as _ops
+from client.framework.gradient_registry import RegisterGradient
 from client.framework.indexed_slices import IndexedSlices
 from client.framework.op_builder import apply_op, constant, convert_to_tensor
 from client.framework.shape_fns import constant_value
-from client.gradients import RegisterGradient
 from client.ops import array_ops, math_ops
 from client.ops.gradients.util import op1, reduce_to
 

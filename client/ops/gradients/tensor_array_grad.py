@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from client.framework import ops as _ops
-from client.gradients import NotDifferentiable, RegisterGradient
+from client.framework.gradient_registry import NotDifferentiable, RegisterGradient
 from client.ops import array_ops
 from client.ops.tensor_array_ops import TensorArray
 
