@@ -243,9 +243,12 @@ def _register() -> None:
         _CONV_ATTRS,
     )
     one_output_kernel("Conv3DBackpropFilterV2", expensive=True)(_conv3d_backprop_filter)
-    for op, fn in (("MaxPool3D", _max_pool3d), ("AvgPool3D", _avg_pool3d)):
-        register_op(op, ["input: T"], ["output: T"], [*_POOL_ATTRS, _FLOAT])
-        one_output_kernel(op, expensive=True)(fn)
+    register_op(
+        "MaxPool3D", ["input: T"], ["output: T"], [*_POOL_ATTRS, "T: {half, bfloat16, float}"]
+    )
+    one_output_kernel("MaxPool3D", expensive=True)(_max_pool3d)
+    register_op("AvgPool3D", ["input: T"], ["output: T"], [*_POOL_ATTRS, _FLOAT])
+    one_output_kernel("AvgPool3D", expensive=True)(_avg_pool3d)
     register_op(
         "AvgPool3DGrad",
         ["orig_input_shape: int32", "grad: T"],
