@@ -122,3 +122,28 @@ def test_bad_ports_are_a_usage_error():
     proc = subprocess.run([sys.executable, "-m", "deploy", "--ports", "1,2"], cwd=REPO_ROOT,
                           env=child_env(), capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and "--ports: 4 ports" in proc.stderr
+
+
+def _namespaces(prefix: str) -> set[str]:
+    listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    return {line.split()[0] for line in listed.splitlines() if line.startswith(prefix)}
+
+
+def test_netns_launcher_killed_leaves_no_namespace():
+    from deploy import netns
+
+    reason = netns.available()
+    if reason is not None:
+        pytest.skip(f"multi-host test bed unavailable: {reason}")
+    launcher = Launcher("--quiet", "--netns")
+    prefix = f"fr{launcher.proc.pid % 10000:04d}"  # deploy.netns names them by pid
+    assert len(_namespaces(prefix)) == 5  # the hub and a host per task
+    assert launcher.target.startswith("10.213.")
+    children = _children(launcher.proc.pid)
+    launcher.proc.send_signal(signal.SIGKILL)
+    launcher.proc.wait(60)
+    assert _wait_gone(children) == []
+    deadline = time.monotonic() + 30
+    while _namespaces(prefix) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _namespaces(prefix) == set()
