@@ -362,8 +362,9 @@ class _Placer:
 
     def _unsatisfiable(self, node: Node, group: _Group) -> OpError:
         spec_node = group.spec_node or node
+        name = _user_name(node)
         request = spec_node.assigned_device or spec_node.requested_device
-        prefix = f"Cannot assign a device for operation {node.name}: "
+        prefix = f"Cannot assign a device for operation {name}: "
         if not self.matching(group.spec) and spec_node is node:
             available = ", ".join(sorted(self.devices))
             gpu = (
@@ -372,7 +373,7 @@ class _Placer:
                 else ""
             )
             reason = (
-                f"{{{{node {node.name}}}}} was explicitly assigned to {request} but "
+                f"{{{{node {name}}}}} was explicitly assigned to {request} but "
                 f"available devices are [ {available} ]. Make sure the device "
                 f"specification refers to a valid device.{gpu}"
             )
@@ -380,7 +381,7 @@ class _Placer:
             reason = (
                 f"Could not satisfy explicit device specification "
                 f"'{node.requested_device}' because the node "
-                f"{{{{colocation_node {node.name}}}}} was colocated with a group of "
+                f"{{{{colocation_node {name}}}}} was colocated with a group of "
                 f"nodes that required incompatible device "
                 f"'{device_name.to_string(group.spec)}'. "
             )
@@ -389,12 +390,21 @@ class _Placer:
                 f"Could not satisfy explicit device specification '{request}' because "
                 f"no supported kernel for {group.spec.type} devices is available."
             )
-        return InvalidArgumentError(prefix + reason, node.name)
+        return InvalidArgumentError(prefix + reason, name)
 
     def assign(self, node: Node, device: str) -> None:
         node.assigned_device = device
         group = self.groups[self.find(node.id)]
         group.possible = [device]
+
+
+def _user_name(node: Node) -> str:
+    """The name of the node a user wrote, for a Const that constant folding made from its
+    output ("<producer>/_<n>__cf__<n>", common.optimizer.constant_folding): TensorFlow
+    places before it folds, so its placement errors name the producer."""
+    if "__cf__" in node.name and "/_" in node.name:
+        return node.name.rsplit("/_", 1)[0]
+    return node.name
 
 
 def _resource_origin(e: Edge) -> Node:

@@ -125,3 +125,17 @@ def test_queue_edge_cases_as_tensorflow(shared_cluster):
     ours, theirs = _error(shared_cluster.target, conflicting), _error("", conflicting)
     assert ours[0] is theirs[0] is tf.errors.InvalidArgumentError
     assert "has capacity 10 but requested capacity was 15" in ours[1]
+
+
+def test_a_device_that_does_not_exist_names_the_node_as_tensorflow(shared_cluster):
+    def build():
+        with tf.device("/job:worker/task:7"):
+            return tf.constant(1.0) + 1  # folded to a constant before placement here
+
+    ours, theirs = _error(shared_cluster.target, build), _error("", build)
+    assert ours[0] is theirs[0] is tf.errors.InvalidArgumentError
+    prefix = (
+        "Cannot assign a device for operation add: {{node add}} was explicitly assigned "
+        "to /job:worker/task:7 but available devices are"
+    )
+    assert ours[1].startswith(prefix) and theirs[1].startswith(prefix), (ours, theirs)
