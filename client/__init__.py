@@ -350,6 +350,17 @@ from client.ops.state_ops import (  # noqa: E402, F401
     scatter_update,
 )
 from client.ops.tensor_array_ops import TensorArray  # noqa: E402, F401
+from client.ops.tf1_extras import (  # noqa: E402, F401
+    Assert,
+    gather_nd,
+    get_local_variable,
+    is_tensor,
+    matrix_transpose,
+    model_variables,
+    moving_average_variables,
+    sequence_mask,
+    tables_initializer,
+)
 from protos.attr_value_pb2 import AttrValue, NameAttrList  # noqa: E402, F401
 from protos.graph_pb2 import GraphDef  # noqa: E402, F401
 from protos.node_def_pb2 import NodeDef  # noqa: E402, F401

@@ -11,7 +11,24 @@ from client.ops.candidate_sampling_ops import (  # noqa: F401
     uniform_candidate_sampler,
 )
 from client.ops.embedding_ops import embedding_lookup  # noqa: F401
-from client.ops.nn_impl import nce_loss, sampled_softmax_loss  # noqa: E402, F401
+from client.ops.nn_impl import (  # noqa: E402, F401
+    avg_pool3d,
+    conv2d_transpose,
+    conv3d,
+    l2_normalize,
+    max_pool3d,
+    nce_loss,
+    relu_layer,
+    sampled_softmax_loss,
+    selu,
+    silu,
+    softsign,
+    swish,
+    top_k,
+    weighted_cross_entropy_with_logits,
+    xw_plus_b,
+    zero_fraction,
+)
 from client.ops.nn_ops import (  # noqa: F401
     avg_pool,
     avg_pool2d,

@@ -183,3 +183,158 @@ def sampled_softmax_loss(
     )
     labels = array_ops.stop_gradient(labels, name="labels_stop_gradient")
     return nn_ops.softmax_cross_entropy_with_logits_v2(labels=labels, logits=logits)
+
+
+# -- smaller tf.nn helpers TF1 programs use ----------------------------------------------
+def l2_normalize(
+    x: Any, axis: Any = None, epsilon: float = 1e-12, name: str | None = None, dim: Any = None
+) -> Any:
+    axis = dim if axis is None else axis
+    with _ops.name_scope(name, "l2_normalize", [x]) as scope:
+        x = convert_to_tensor(x, name="x")
+        square_sum = math_ops.reduce_sum(math_ops.square(x), axis, keepdims=True)
+        x_inv_norm = math_ops.rsqrt(math_ops.maximum(square_sum, epsilon))
+        return math_ops.multiply(x, x_inv_norm, name=scope)
+
+
+def xw_plus_b(x: Any, weights: Any, biases: Any, name: str | None = None) -> Any:
+    with _ops.name_scope(name, "xw_plus_b", [x, weights, biases]) as scope:
+        mm = math_ops.matmul(convert_to_tensor(x, name="x"), weights)
+        return nn_ops.bias_add(mm, biases, name=scope)
+
+
+def relu_layer(x: Any, weights: Any, biases: Any, name: str | None = None) -> Any:
+    with _ops.name_scope(name, "relu_layer", [x, weights, biases]) as scope:
+        xw_b = nn_ops.bias_add(math_ops.matmul(convert_to_tensor(x, name="x"), weights), biases)
+        return nn_ops.relu(xw_b, name=scope)
+
+
+def weighted_cross_entropy_with_logits(
+    labels: Any = None,
+    logits: Any = None,
+    pos_weight: Any = None,
+    name: str | None = None,
+    targets: Any = None,
+) -> Any:
+    labels = targets if labels is None else labels
+    with _ops.name_scope(name, "logistic_loss", [logits, labels]) as scope:
+        logits = convert_to_tensor(logits, name="logits")
+        labels = convert_to_tensor(labels, dtype=logits.dtype, name="labels")
+        log_weight = 1 + (pos_weight - 1) * labels
+        return math_ops.add(
+            (1 - labels) * logits,
+            log_weight
+            * (math_ops.log1p(math_ops.exp(-math_ops.abs(logits))) + nn_ops.relu(-logits)),
+            name=scope,
+        )
+
+
+def zero_fraction(value: Any, name: str | None = None) -> Any:
+    with _ops.name_scope(name, "zero_fraction", [value]):
+        value = convert_to_tensor(value, name="value")
+        zero = math_ops.cast(math_ops.equal(value, array_ops.zeros_like(value)), dtypes.float32)
+        return math_ops.reduce_mean(zero)
+
+
+def _raw(op_type: str):
+    def fn(features: Any, name: str | None = None) -> Any:
+        return apply_op(op_type, [features], {}, name).outputs[0]
+
+    fn.__name__ = op_type.lower()
+    return fn
+
+
+softsign = _raw("Softsign")
+selu = _raw("Selu")
+
+
+def swish(features: Any, beta: float = 1.0, name: str | None = None) -> Any:
+    with _ops.name_scope(name, "swish", [features]) as scope:
+        features = convert_to_tensor(features, name="features")
+        return math_ops.multiply(features, math_ops.sigmoid(beta * features), name=scope)
+
+
+silu = swish
+
+
+def top_k(input: Any, k: Any = 1, sorted: bool = True, name: str | None = None) -> Any:
+    import collections
+
+    op = apply_op(
+        "TopKV2", [input, convert_to_tensor(k, dtype=dtypes.int32)], {"sorted": sorted}, name
+    )
+    return collections.namedtuple("TopKV2", ["values", "indices"])(*op.outputs)
+
+
+def conv2d_transpose(
+    value: Any = None,
+    filter: Any = None,
+    output_shape: Any = None,
+    strides: Any = None,
+    padding: str = "SAME",
+    data_format: str = "NHWC",
+    name: str | None = None,
+    input: Any = None,
+    filters: Any = None,
+    dilations: Any = None,
+) -> Any:
+    value = input if value is None else value
+    filter = filters if filter is None else filter
+    with _ops.name_scope(name, "conv2d_transpose", [value, filter, output_shape]) as scope:
+        s = [int(v) for v in ([strides] * 4 if isinstance(strides, int) else strides)]
+        if len(s) == 2:
+            s = [1, *s, 1] if data_format == "NHWC" else [1, 1, *s]
+        attrs = {"strides": s, "padding": padding, "data_format": data_format}
+        if dilations is not None:
+            attrs["dilations"] = list(dilations)
+        shape = convert_to_tensor(output_shape, dtype=dtypes.int32, name="output_shape")
+        return apply_op("Conv2DBackpropInput", [shape, filter, value], attrs, scope).outputs[0]
+
+
+def conv3d(
+    input: Any,
+    filter: Any = None,
+    strides: Any = None,
+    padding: str = "SAME",
+    data_format: str = "NDHWC",
+    dilations: Any = (1, 1, 1, 1, 1),
+    name: str | None = None,
+    filters: Any = None,
+) -> Any:
+    filter = filters if filter is None else filter
+    attrs = {
+        "strides": list(strides),
+        "padding": padding,
+        "data_format": data_format,
+        "dilations": list(dilations),
+    }
+    return apply_op("Conv3D", [input, filter], attrs, name).outputs[0]
+
+
+def _pool3d(op_type: str):
+    def fn(
+        input: Any,
+        ksize: Any,
+        strides: Any,
+        padding: str,
+        data_format: str = "NDHWC",
+        name: Any = None,
+    ) -> Any:
+        def five(v: Any) -> list[int]:
+            v = [int(v)] * 3 if isinstance(v, int) else [int(x) for x in v]
+            return [1, *v, 1] if len(v) == 3 else v
+
+        attrs = {
+            "ksize": five(ksize),
+            "strides": five(strides),
+            "padding": padding,
+            "data_format": data_format,
+        }
+        return apply_op(op_type, [input], attrs, name).outputs[0]
+
+    fn.__name__ = op_type.lower()
+    return fn
+
+
+max_pool3d = _pool3d("MaxPool3D")
+avg_pool3d = _pool3d("AvgPool3D")

@@ -152,3 +152,55 @@ def test_logging_goes_to_the_tensorflow_logger(caplog):
             client.logging.log_every_n(client.logging.WARN, "every", 2)
     assert [r.getMessage() for r in caplog.records] == ["step 3", "every", "every", "every"]
     assert client.logging.get_logger().name == tf1.get_logger().name == "tensorflow"
+
+
+def test_more_tf1_names_like_tf():
+    x = np.array([[0.3, -1.2, 2.0, 0.0], [0.5, 0.1, -0.7, 0.0]], np.float32)
+
+    def build(tf):
+        p = tf.placeholder(tf.float32, [2, 4], name="p")
+        w = tf.Variable(np.arange(8, dtype=np.float32).reshape(4, 2) / 10, name="w")
+        b = tf.Variable(np.array([0.5, -0.5], np.float32), name="b")
+        img = tf.reshape(tf.range(2 * 4 * 4 * 3, dtype=tf.float32) / 50.0, [2, 4, 4, 3])
+        kern = tf.reshape(tf.range(3 * 3 * 2 * 3, dtype=tf.float32) / 30.0, [3, 3, 2, 3])
+        vol = tf.reshape(tf.range(2 * 4 * 4 * 4 * 1, dtype=tf.float32) / 40.0, [2, 4, 4, 4, 1])
+        vals = {
+            "l2n": tf.nn.l2_normalize(p, axis=1),
+            "xwb": tf.nn.xw_plus_b(p, w, b),
+            "relu_layer": tf.nn.relu_layer(p, w, b),
+            "wce": tf.nn.weighted_cross_entropy_with_logits(
+                labels=tf.ones_like(p), logits=p, pos_weight=2.0
+            ),
+            "zero_fraction": tf.nn.zero_fraction(p),
+            "softsign": tf.nn.softsign(p),
+            "selu": tf.nn.selu(p),
+            "swish": tf.nn.swish(p),
+            "top_k": tf.nn.top_k(p, 2),
+            "deconv": tf.nn.conv2d_transpose(img, kern, [2, 8, 8, 2], [1, 2, 2, 1]),
+            "conv3d": tf.nn.conv3d(vol, tf.ones([2, 2, 2, 1, 2]), [1, 1, 1, 1, 1], "VALID"),
+            "max_pool3d": tf.nn.max_pool3d(vol, 2, 2, "SAME"),
+            "avg_pool3d": tf.nn.avg_pool3d(vol, [1, 2, 2, 2, 1], [1, 1, 1, 1, 1], "VALID"),
+            "mask": tf.sequence_mask([1, 3, 0], 4, dtype=tf.float32),
+            "mask_auto": tf.sequence_mask(tf.constant([2, 1])),
+            "gather_nd": tf.gather_nd(p, [[0, 1], [1, 2]]),
+            "mt": tf.matrix_transpose(tf.reshape(p, [2, 2, 2])),
+        }
+        loss = (
+            tf.reduce_sum(vals["l2n"] * vals["xwb"][:, :1])
+            + tf.reduce_sum(vals["softsign"] + vals["selu"] + vals["swish"])
+            + tf.reduce_sum(vals["gather_nd"] * 3.0)
+        )
+        grads = tf.gradients(loss, [p, w, b])
+        with tf.control_dependencies([tf.Assert(tf.reduce_all(p < 5.0), [p])]):
+            checked = tf.identity(p)
+        local = tf.get_local_variable("counter", [], initializer=tf.zeros_initializer())
+        flags = (tf.is_tensor(p), tf.is_tensor(3.0), local.name, len(tf.local_variables()))
+
+        def steps(sess):
+            sess.run(tf.tables_initializer())
+            return sess.run([vals, grads, checked], {p: x}), flags
+
+        return steps
+
+    out, want, _, _ = run_both(build)
+    assert_close(out, want, rtol=1e-5, atol=1e-6)

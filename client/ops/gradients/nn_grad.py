@@ -254,3 +254,20 @@ def _avg_pool3d_grad(op: Any, grad: Any) -> Any:
             0
         ]
     ]
+
+
+@RegisterGradient("Softsign")
+def _softsign_grad(op: Any, grad: Any) -> Any:
+    return [apply_op("SoftsignGrad", [grad, op.inputs[0]], {}).outputs[0]]
+
+
+@RegisterGradient("Selu")
+def _selu_grad(op: Any, grad: Any) -> Any:
+    return [apply_op("SeluGrad", [grad, op.outputs[0]], {}).outputs[0]]
+
+
+@RegisterGradient("GatherNd")
+def _gather_nd_grad(op: Any, grad: Any) -> Any:
+    params, indices = op.inputs[0], op.inputs[1]
+    shape = array_ops.shape(params, out_type=indices.dtype)
+    return [apply_op("ScatterNd", [indices, grad, shape], {}).outputs[0], None]
