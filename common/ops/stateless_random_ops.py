@@ -136,6 +136,52 @@ def _multinomial(kc: KernelConstruction) -> Callable:
     return compute
 
 
+def _per_param(shape, param: np.ndarray) -> tuple[tuple[int, ...], int]:
+    """Output dims and samples per parameter; the shape must end with the param's."""
+    dims = output_shape(shape)
+    if param.ndim and (len(dims) < param.ndim or dims[len(dims) - param.ndim :] != param.shape):
+        raise InvalidArgumentError("Shape passed in must end with broadcasted shape.")
+    n = int(np.prod(dims, dtype=np.int64))
+    return dims, (n // param.size if param.size else 0)
+
+
+def _gamma(kc: KernelConstruction) -> Callable:
+    from common.ops.random.gamma import random_gamma
+
+    dt = mu.np_type(kc.attr("dtype"))
+
+    def compute(ctx, inputs: list) -> list:
+        alpha = np.asarray(inputs[2])
+        dims, per = _per_param(inputs[0], alpha)
+        gen = seed_generator(inputs[1])
+        if per == 0:
+            return [np.zeros(dims, dt)]
+        samples = random_gamma(gen, alpha, per)
+        if dt != np.float64:  # flush-to-zero, as TF's CPU threads
+            samples[np.abs(samples) < np.finfo(np.float32).tiny] = 0.0
+        return [samples.astype(dt).reshape(dims)]
+
+    return compute
+
+
+def _poisson(kc: KernelConstruction) -> Callable:
+    from common.ops.random.poisson import random_poisson
+
+    dt = mu.np_type(kc.attr("dtype"))
+    highest = float(np.finfo(dt).max if dt.kind == "f" else np.iinfo(dt).max)
+
+    def compute(ctx, inputs: list) -> list:
+        lam = np.asarray(inputs[2])
+        dims, per = _per_param(inputs[0], lam)
+        gen = seed_generator(inputs[1])
+        if per == 0:
+            return [np.zeros(dims, dt)]
+        with np.errstate(invalid="ignore", over="ignore"):
+            return [random_poisson(gen, lam, per, highest).astype(dt).reshape(dims)]
+
+    return compute
+
+
 def _key_counter(with_alg: bool) -> Callable:
     def factory(kc: KernelConstruction) -> Callable:
         def compute(ctx, inputs: list) -> list:
@@ -240,6 +286,21 @@ def _register() -> None:
     register_kernel(
         "StatelessRandomGetKeyCounterAlg", host_memory=("seed", "key", "counter", "alg")
     )(_key_counter(True))
+    register_op(
+        "StatelessRandomGammaV2",
+        ["shape: T", "seed: Tseed", "alpha: dtype"],
+        ["output: dtype"],
+        ["dtype: {half, float, double}", "T: {int32, int64}", tseed],
+    )
+    register_kernel("StatelessRandomGammaV2", host_memory=("shape", "seed"))(_gamma)
+    poisson_types = "{half, float, double, int32, int64}"
+    register_op(
+        "StatelessRandomPoisson",
+        ["shape: T", "seed: Tseed", "lam: Rtype"],
+        ["output: dtype"],
+        [f"Rtype: {poisson_types}", f"dtype: {poisson_types}", "T: {int32, int64}", tseed],
+    )
+    register_kernel("StatelessRandomPoisson", host_memory=("shape", "seed"))(_poisson)
     register_op("StatelessRandomGetAlg", [], ["alg: int32"], [], stateful=True)
     register_kernel("StatelessRandomGetAlg", host_memory=("alg",))(_get_alg)
 

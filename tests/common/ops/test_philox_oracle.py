@@ -357,3 +357,49 @@ def test_random_poisson_v2(rate, dtype, shape):
         seed2=6,
         dtype=dt,
     )
+
+
+@pytest.mark.parametrize(
+    "alpha,shape",
+    [
+        (np.array([0.3, 1.0, 2.5], np.float32), [4, 3]),
+        (np.array([[0.5], [2.0]], np.float64), [5, 2, 1]),
+        (np.array(3.0, np.float16), [6]),
+    ],
+    ids=["float", "double", "half-scalar"],
+)
+@pytest.mark.parametrize("seed", SEEDS[:2], ids=str)
+def test_stateless_gamma_v2(alpha, shape, seed):
+    theirs = tf.raw_ops.StatelessRandomGammaV2(shape=shape, seed=seed, alpha=alpha).numpy()
+    ours = Kernel("StatelessRandomGammaV2", [np.array(shape, np.int32), seed, alpha])()
+    assert_same_bits(ours, theirs)
+
+
+@pytest.mark.parametrize(
+    "lam,shape,dtype",
+    [
+        (np.array([0.3, 5.0, 25.0], np.float32), [4, 3], "int64"),
+        (np.array([[2.0], [200.0]], np.float64), [5, 2, 1], "float32"),
+        (np.array(3.0, np.float32), [6], "int32"),
+    ],
+    ids=["knuth-hormann", "float-out", "int32-out"],
+)
+@pytest.mark.parametrize("seed", SEEDS[:2], ids=str)
+def test_stateless_poisson(lam, shape, dtype, seed):
+    from common import dtypes as our_dtypes
+
+    theirs = tf.raw_ops.StatelessRandomPoisson(shape=shape, seed=seed, lam=lam, dtype=dtype)
+    ours = Kernel(
+        "StatelessRandomPoisson",
+        [np.array(shape, np.int32), seed, lam],
+        dtype=our_dtypes.from_numpy(np.dtype(dtype)),
+    )()
+    assert_same_bits(ours, theirs.numpy())
+
+
+def test_stateless_gamma_shape_must_end_with_alphas():
+    with pytest.raises(InvalidArgumentError, match="Shape passed in must end with broadcasted"):
+        Kernel(
+            "StatelessRandomGammaV2",
+            [np.array([4, 2], np.int32), SEEDS[0], np.ones(3, np.float32)],
+        )()
