@@ -48,12 +48,13 @@ class SecondOrStepTimer:
         return step >= self._last_step + self._every_steps
 
     def update_last_triggered_step(self, step: int) -> tuple[float | None, int | None]:
+        """(seconds, steps) since the last trigger, (None, None) the first time."""
         now = time.time()
-        elapsed = (
-            None if self._last_time is None else (now - self._last_time, step - self._last_step)
-        )
+        last_time, last_step = self._last_time, self._last_step
         self._last_time, self._last_step = now, step
-        return elapsed if elapsed is not None else (None, None)
+        if last_time is None or last_step is None:
+            return None, None
+        return now - last_time, step - last_step
 
     def last_triggered_step(self) -> int | None:
         return self._last_step
@@ -81,15 +82,18 @@ class StopAtStepHook(SessionRunHook):
 
     def after_create_session(self, session: Any, coord: Any) -> None:
         if self._last_step is None:
+            assert self._num_steps is not None  # one of the two, checked in __init__
             self._last_step = int(session.run(self._global_step_tensor)) + self._num_steps
 
     def before_run(self, run_context: Any) -> Any:
         return SessionRunArgs(self._global_step_tensor)
 
     def after_run(self, run_context: Any, run_values: Any) -> None:
+        last = self._last_step
+        assert last is not None  # set by after_create_session
         # Near the end, read the step again: other workers may have moved it on.
-        if int(run_values.results) + 1 >= self._last_step and (
-            int(run_context.session.run(self._global_step_tensor)) >= self._last_step
+        if int(run_values.results) + 1 >= last and (
+            int(run_context.session.run(self._global_step_tensor)) >= last
         ):
             run_context.request_stop()
 

@@ -363,8 +363,8 @@ def MonitoredTrainingSession(  # noqa: N802  (TensorFlow's name)
         )
     scaffold = scaffold or Scaffold()
     if not is_chief:
-        creator = WorkerSessionCreator(scaffold, master, config, max_wait_secs)
-        return MonitoredSession(creator, hooks or [], stop_grace_period_secs)
+        worker = WorkerSessionCreator(scaffold, master, config, max_wait_secs)
+        return MonitoredSession(worker, hooks or [], stop_grace_period_secs)
     all_hooks = list(chief_only_hooks or []) + list(hooks or [])
     creator = ChiefSessionCreator(scaffold, master, config, checkpoint_dir)
     summary_dir = summary_dir or checkpoint_dir
