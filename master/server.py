@@ -35,7 +35,7 @@ from rpc.service_paths import MASTER_METHODS, add_master_servicer
 
 log = logging.getLogger(__name__)
 
-MAX_RPC_THREADS = 64
+MAX_RPC_THREADS = 96  # master.service.DEFAULT_MAX_STEPS for steps, the rest for control
 DEFAULT_GRACE_SECONDS = 5.0
 
 

@@ -23,6 +23,10 @@ from common.errors import OpError, as_op_error, as_proto_code, naming_node, trun
 from master.master import Master
 from protos import master_pb2
 from rpc import status as rpc_status
+from rpc.admission import Slots
+
+# Steps running at once (gRPC and socket calls together); more are UNAVAILABLE at once.
+DEFAULT_MAX_STEPS = 80
 
 log = logging.getLogger(__name__)
 
@@ -40,8 +44,10 @@ def status_of(exc: BaseException) -> OpError:
 class MasterServicer:
     """Each method is one MasterService RPC."""
 
-    def __init__(self, master: Master) -> None:
+    def __init__(self, master: Master, max_steps: int = DEFAULT_MAX_STEPS) -> None:
         self.master = master
+        # Steps may block for long: they never take the threads control calls need.
+        self.steps = Slots("master: steps running", max_steps, per_key=max_steps // 2)
 
     @staticmethod
     def _call(context: grpc.ServicerContext, fn: Callable[[], T]) -> T:
@@ -71,16 +77,17 @@ class MasterServicer:
         response = master_pb2.RunStepResponse()
         response.metadata.SetInParent()
         try:
-            values = self.master.run_step(
-                request.session_handle,
-                [(f.name, f.tensor) for f in request.feed],
-                list(request.fetch),
-                list(request.target),
-                request.options if request.HasField("options") else None,
-                request.partial_run_handle,
-                request.request_id,
-                response.metadata,
-            )
+            with self.steps.admit(f"session {request.session_handle}"):
+                values = self.master.run_step(
+                    request.session_handle,
+                    [(f.name, f.tensor) for f in request.feed],
+                    list(request.fetch),
+                    list(request.target),
+                    request.options if request.HasField("options") else None,
+                    request.partial_run_handle,
+                    request.request_id,
+                    response.metadata,
+                )
         except Exception as exc:  # noqa: BLE001
             error = status_of(exc)
             if not request.store_errors_in_response_body:
@@ -118,8 +125,12 @@ class MasterServicer:
     def RunCallable(self, request: Any, context: grpc.ServicerContext) -> Any:
         response = master_pb2.RunCallableResponse()
         response.metadata.SetInParent()
-        fetched = self._call(context, lambda: self.master.run_callable(
-            request.session_handle, request.handle, list(request.feed), response.metadata))
+        def run() -> Any:
+            with self.steps.admit(f"session {request.session_handle}"):
+                return self.master.run_callable(
+                    request.session_handle, request.handle, list(request.feed), response.metadata)
+
+        fetched = self._call(context, run)
         response.fetch.extend(fetched)
         return response
 

@@ -26,7 +26,7 @@ from worker.worker import Worker
 
 log = logging.getLogger(__name__)
 
-MAX_RPC_THREADS = 32
+MAX_RPC_THREADS = 64  # worker.service: MAX_RUN_GRAPHS + MAX_RECVS, 8 for the rest
 DEFAULT_GRACE_SECONDS = 5.0
 
 

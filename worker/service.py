@@ -36,6 +36,7 @@ from common.executor import StepStatsCollector
 from protos import worker_pb2
 from rpc import call_pool, local_rpc, tensor_stream
 from rpc import status as rpc_status
+from rpc.admission import Slots
 from rpc.service_paths import (
     CLEANUP_BATCH_METHOD,
     KEEPALIVE_METHOD,
@@ -46,6 +47,11 @@ from rpc.service_paths import (
     decode_keepalive,
 )
 from worker.worker import Worker
+
+# Of the server's threads (worker.server.MAX_RPC_THREADS), what RunGraph and waiting
+# RecvTensor calls may hold at once; the rest stay free for every other call.
+MAX_RUN_GRAPHS = 32
+MAX_RECVS = 24
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +86,10 @@ class WorkerServicer:
 
     def __init__(self, worker: Worker) -> None:
         self.worker = worker
+        # Calls that may block for a step's length never take the threads GetStatus,
+        # session and cleanup calls need (rpc.admission).
+        self.run_graphs = Slots(f"{worker.task_name}: RunGraph calls running", MAX_RUN_GRAPHS)
+        self.recvs = Slots(f"{worker.task_name}: RecvTensor calls waiting", MAX_RECVS)
         self.local_endpoint: bytes | None = None  # set when a LocalServer listens
 
     def _call(self, context: grpc.ServicerContext, fn: Callable[[], T]) -> T:
@@ -140,7 +150,8 @@ class WorkerServicer:
 
     def RunGraph(self, request: Any, context: grpc.ServicerContext) -> Any:
         try:
-            return self._run_graph(request, _timeout(context))
+            with self.run_graphs.admit():
+                return self._run_graph(request, _timeout(context))
         except OpError as error:
             rpc_status.abort(context, error)
 
@@ -215,12 +226,14 @@ class WorkerServicer:
 
     # -- tensors ---------------------------------------------------------------------------
     def _recv(self, request: Any, context: grpc.ServicerContext) -> tuple[Any, bool]:
-        return self._call(
-            context,
-            lambda: self.worker.recv_tensor(
-                request.step_id, request.rendezvous_key, _timeout(context), context.add_callback
-            ),
-        )
+        def wait() -> tuple[Any, bool]:
+            with self.recvs.admit():
+                return self.worker.recv_tensor(
+                    request.step_id, request.rendezvous_key, _timeout(context),
+                    context.add_callback,
+                )
+
+        return self._call(context, wait)
 
     def RecvTensor(self, request: Any, context: grpc.ServicerContext) -> Any:
         value, is_dead = self._recv(request, context)
