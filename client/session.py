@@ -85,7 +85,9 @@ class _FetchMapper:
             value = values[s[1]]
             # A scalar string comes back as bytes, as TensorFlow's Session returns it.
             if isinstance(value, np.ndarray) and value.dtype == object and value.ndim == 0:
-                return value.item()
+                item = value.item()
+                if isinstance(item, bytes):  # not variants or resources
+                    return item
             return value
         if kind == "dict":
             return s[1]((k, self._build(v, values)) for k, v in s[2])
