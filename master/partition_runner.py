@@ -18,6 +18,7 @@ Thread-safe: runners hold no per-step state; concurrent steps use distinct step_
 from __future__ import annotations
 
 import concurrent.futures
+import contextvars
 import dataclasses
 import functools
 import secrets
@@ -45,6 +46,13 @@ _RUN_GRACE_S = 2.0
 _ABORT_GRACE_S = 5.0
 _ABORT_RESEND_S = 0.25
 _RECV_OPS = frozenset({"_Recv", "_HostRecv"})
+
+
+# Set by master.service around a RunStep: registers a step's cancel function with the RPC,
+# whose end (client cancel, gRPC deadline) before the step's aborts it on every worker.
+STEP_CALL: contextvars.ContextVar[Callable[[Callable[[OpError], None]], None] | None] = (
+    contextvars.ContextVar("flowrt_step_call", default=None)
+)
 
 
 def new_id(bits: int = 63) -> int:
@@ -175,6 +183,9 @@ class PartitionRunner:
 
         with self._lock:
             self._running[step_id] = cancel
+        register = STEP_CALL.get()
+        if register is not None:  # the client's call ending first cancels the step
+            register(cancel)
         try:
             return self._launch_and_wait(
                 parts, step_id, feeds, budget, deadline, cleanup_tasks, exec_opts, futures,

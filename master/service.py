@@ -13,14 +13,23 @@ thread (the Master is).
 from __future__ import annotations
 
 import collections
+import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 import grpc
 
-from common.errors import OpError, as_op_error, as_proto_code, naming_node, truncate
+from common.errors import (
+    CancelledError,
+    OpError,
+    as_op_error,
+    as_proto_code,
+    naming_node,
+    truncate,
+)
 from master.master import Master
+from master.partition_runner import STEP_CALL
 from protos import master_pb2
 from rpc import status as rpc_status
 from rpc.admission import Slots
@@ -77,7 +86,7 @@ class MasterServicer:
         response = master_pb2.RunStepResponse()
         response.metadata.SetInParent()
         try:
-            with self.steps.admit(f"session {request.session_handle}"):
+            with self.steps.admit(f"session {request.session_handle}"), _cancel_on_end(context):
                 values = self.master.run_step(
                     request.session_handle,
                     [(f.name, f.tensor) for f in request.feed],
@@ -138,3 +147,29 @@ class MasterServicer:
         self._call(context, lambda: self.master.release_callable(
             request.session_handle, request.handle))
         return master_pb2.ReleaseCallableResponse()
+
+
+@contextlib.contextmanager
+def _cancel_on_end(context: Any) -> Iterator[None]:
+    """While the step runs, the RPC ending (the client cancelled, its deadline passed)
+    cancels it on every worker (partition_runner.STEP_CALL)."""
+    add_callback = getattr(context, "add_callback", None)  # not on the socket path
+    if add_callback is None:
+        yield
+        return
+    cancels: list[Callable[[OpError], None]] = []
+    finished = [False]
+
+    def on_end() -> None:
+        if not finished[0]:
+            for cancel in list(cancels):
+                cancel(CancelledError("RunStep was cancelled: its call ended (the client "
+                                      "cancelled it or its deadline passed)"))
+
+    add_callback(on_end)
+    token = STEP_CALL.set(cancels.append)
+    try:
+        yield
+    finally:
+        finished[0] = True
+        STEP_CALL.reset(token)
