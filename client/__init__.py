@@ -243,6 +243,8 @@ random = _NS(
     stateless_truncated_normal=_random_ops.stateless_truncated_normal,
     stateless_multinomial=_random_ops.stateless_multinomial,
     stateless_categorical=_random_ops.stateless_categorical,
+    stateless_gamma=_random_ops.stateless_random_gamma,
+    stateless_poisson=_random_ops.stateless_random_poisson,
 )
 # tf.compat.v1.initializers: TF1's init_ops under their short names.
 initializers = _NS(

@@ -962,6 +962,9 @@ _reg(
     "StatelessTruncatedNormalV2",
     "StatelessRandomUniformIntV2",
     "StatelessRandomUniformFullIntV2",
+    "StatelessRandomGammaV2",
+    "StatelessRandomGammaV3",
+    "StatelessRandomPoisson",
 )(_random)
 _reg("RandomShuffle")(_unary)
 

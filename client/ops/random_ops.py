@@ -379,3 +379,41 @@ def random_poisson(
 ) -> Any:
     """tf.compat.v1.random_poisson (lam first)."""
     return random_poisson_v2(shape, lam, dtype, seed, name)
+
+
+def stateless_random_gamma(
+    shape: Any,
+    seed: Any,
+    alpha: Any,
+    beta: Any = None,
+    dtype: Any = dtypes.float32,
+    name: str | None = None,
+) -> Any:
+    """TF's tf.random.stateless_gamma: StatelessRandomGammaV3 over alpha broadcast
+    against beta, / beta, floored at the dtype's smallest normal number."""
+    import numpy as np
+
+    from client.ops import array_ops, math_ops
+
+    dtype = dtypes.as_dtype(dtype)
+    with _ops.name_scope(name, "stateless_random_gamma", [shape, seed, alpha, beta]):
+        s = _shape(shape)
+        alpha = convert_to_tensor(alpha, dtype=dtype, name="alpha")
+        beta = convert_to_tensor(beta if beta is not None else 1, name="beta", dtype=dtype)
+        dims = apply_op(
+            "BroadcastArgs", [array_ops.shape(alpha), array_ops.shape(beta)], {}
+        ).outputs[0]
+        alpha_b = array_ops.broadcast_to(alpha, dims)
+        rnd = _stateless_v2("StatelessRandomGammaV3", s, seed, "auto_select", [alpha_b], {})
+        tiny = float(np.finfo(dtype.as_numpy_dtype).tiny)
+        return math_ops.maximum(tiny, rnd / beta)
+
+
+def stateless_random_poisson(
+    shape: Any, seed: Any, lam: Any, dtype: Any = dtypes.int32, name: str | None = None
+) -> Any:
+    """TF's tf.random.stateless_poisson: one StatelessRandomPoisson."""
+    with _ops.name_scope(name, "stateless_random_poisson", [shape, seed, lam]):
+        s = _shape(shape)
+        attrs = {"dtype": dtypes.as_dtype(dtype)}
+        return apply_op("StatelessRandomPoisson", [s, seed, lam], attrs).outputs[0]

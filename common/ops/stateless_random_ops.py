@@ -146,14 +146,17 @@ def _per_param(shape, param: np.ndarray) -> tuple[tuple[int, ...], int]:
 
 
 def _gamma(kc: KernelConstruction) -> Callable:
+    """StatelessRandomGammaV2 (shape, seed, alpha) and V3 (shape, key, counter, alg,
+    alpha): the same sampler from the seed's or the given key and counter."""
     from common.ops.random.gamma import random_gamma
 
     dt = mu.np_type(kc.attr("dtype"))
+    v3 = kc.op == "StatelessRandomGammaV3"
 
     def compute(ctx, inputs: list) -> list:
-        alpha = np.asarray(inputs[2])
+        alpha = np.asarray(inputs[4] if v3 else inputs[2])
         dims, per = _per_param(inputs[0], alpha)
-        gen = seed_generator(inputs[1])
+        gen = v2_generator(*inputs[1:4]) if v3 else seed_generator(inputs[1])
         if per == 0:
             return [np.zeros(dims, dt)]
         samples = random_gamma(gen, alpha, per)
@@ -293,6 +296,15 @@ def _register() -> None:
         ["dtype: {half, float, double}", "T: {int32, int64}", tseed],
     )
     register_kernel("StatelessRandomGammaV2", host_memory=("shape", "seed"))(_gamma)
+    register_op(
+        "StatelessRandomGammaV3",
+        ["shape: shape_dtype", "key: uint64", "counter: uint64", "alg: int32", "alpha: dtype"],
+        ["output: dtype"],
+        ["dtype: {half, float, double}", "shape_dtype: {int32, int64} = DT_INT32"],
+    )
+    register_kernel("StatelessRandomGammaV3", host_memory=("shape", "key", "counter", "alg"))(
+        _gamma
+    )
     poisson_types = "{half, float, double, int32, int64}"
     register_op(
         "StatelessRandomPoisson",

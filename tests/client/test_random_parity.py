@@ -30,6 +30,8 @@ RANDOM_OPS = {
     "StatelessRandomUniformIntV2",
     "StatelessRandomUniformFullIntV2",
     "StatelessMultinomial",
+    "StatelessRandomGammaV3",
+    "StatelessRandomPoisson",
     "UniformCandidateSampler",
     "LogUniformCandidateSampler",
     "FixedUnigramCandidateSampler",
@@ -160,6 +162,8 @@ def test_random_ops_and_dropout():
             tf.random.gamma([4], 2.5, dtype=tf.float64),
             tf.random_poisson([1.5, 30.0], [3]),
             tf.random.poisson(4.0, [2, 2], dtype=tf.int64, seed=3),
+            tf.random.stateless_gamma([3, 2], seed=[4, 5], alpha=[1.5, 0.5], beta=2.0),
+            tf.random.stateless_poisson([4], seed=[6, 7], lam=12.0),
         ]
 
     ours, theirs = run_both(build)

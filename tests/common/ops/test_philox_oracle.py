@@ -373,6 +373,15 @@ def test_stateless_gamma_v2(alpha, shape, seed):
     theirs = tf.raw_ops.StatelessRandomGammaV2(shape=shape, seed=seed, alpha=alpha).numpy()
     ours = Kernel("StatelessRandomGammaV2", [np.array(shape, np.int32), seed, alpha])()
     assert_same_bits(ours, theirs)
+    key, counter = tf.raw_ops.StatelessRandomGetKeyCounter(seed=seed)
+    theirs = tf.raw_ops.StatelessRandomGammaV3(
+        shape=shape, key=key, counter=counter, alg=3, alpha=alpha
+    ).numpy()
+    shape_in = np.array(shape, np.int32)
+    ours = Kernel(
+        "StatelessRandomGammaV3", [shape_in, key.numpy(), counter.numpy(), np.int32(3), alpha]
+    )()
+    assert_same_bits(ours, theirs)
 
 
 @pytest.mark.parametrize(

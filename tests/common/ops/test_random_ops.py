@@ -49,6 +49,7 @@ def test_registered_the_whole_family():
                 "RandomUniformInt",
                 "StatelessMultinomial",
                 "StatelessRandomGammaV2",
+                "StatelessRandomGammaV3",
                 "StatelessRandomGetAlg",
                 "StatelessRandomGetKeyCounter",
                 "StatelessRandomGetKeyCounterAlg",
