@@ -1,8 +1,9 @@
 """Regenerate the Python code of the wire contract in protos/.
 
 Runs grpc_tools.protoc from the repository root with ``-I.`` so generated modules
-import each other as ``from protos import xxx_pb2``. Message modules get ``*_pb2.py``
-and ``*_pb2.pyi``; only the service files (``*_service.proto``) get ``*_pb2_grpc.py``.
+import each other as ``from protos import xxx_pb2``. Every .proto gets ``*_pb2.py`` and
+``*_pb2.pyi``. No ``*_pb2_grpc.py``: nothing would import them, since servicers and stubs
+are built from the service descriptors under both service names (rpc.service_paths).
 
     python tools/gen_protos.py           # rewrite protos/*_pb2*.py(i)
     python tools/gen_protos.py --check   # exit 1 listing files that differ
@@ -20,7 +21,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 PROTO_DIR = REPO / "protos"
-GENERATED_SUFFIXES = ("_pb2.py", "_pb2.pyi", "_pb2_grpc.py")
+GENERATED_SUFFIXES = ("_pb2.py", "_pb2.pyi")
 
 
 def _protoc(args: list[str]) -> None:
@@ -31,9 +32,7 @@ def _protoc(args: list[str]) -> None:
 def generate(out_dir: Path) -> list[Path]:
     """Generate all code under out_dir/protos and return the generated paths."""
     protos = sorted(p.relative_to(REPO).as_posix() for p in PROTO_DIR.glob("*.proto"))
-    services = [p for p in protos if p.endswith("_service.proto")]
     _protoc([f"--python_out={out_dir}", f"--pyi_out={out_dir}", *protos])
-    _protoc([f"--grpc_python_out={out_dir}", *services])
     return sorted(_generated_files(out_dir / "protos"))
 
 
