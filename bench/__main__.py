@@ -23,7 +23,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from bench import suite
+from bench import bench_security, suite
 from bench.cluster import REPO, LocalCluster, MasterClient
 from bench.workloads import config_proto
 from common import blas_env
@@ -208,6 +208,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             ratio_rounds.append(add_ratios(ours, tf))
     result: dict[str, Any] = median_of_rounds(ours_rounds)
     result.update(run_local(args, plan_sizes))
+    if any(_wanted(args.only, k) for k in bench_security.KEYS):
+        result.update(bench_security.run(args.only, repeat=1 if args.quick else 3))
     if vs_tf:
         result.update(median_of_rounds(ratio_rounds))
     result["rounds"] = args.rounds
