@@ -97,3 +97,11 @@ def test_rnn_on_ps_and_worker_through_tensorflow_client(cluster, oracle):
         control_flow_util.ENABLE_CONTROL_FLOW_V2 = was
     assert names == oracle[1]
     np.testing.assert_allclose(losses, oracle[0], rtol=1e-5)
+
+
+def test_rnn_with_tf2_control_flow_through_tensorflow_client(cluster, oracle):
+    """Without disable_v2_behavior TensorFlow builds a functional while loop over
+    TensorLists (StatelessWhile); our master lowers and places it the same way."""
+    losses, names = _program(tf1, cluster.target, placed=True)
+    assert names == oracle[1]
+    np.testing.assert_allclose(losses, oracle[0], rtol=1e-5)
