@@ -17,7 +17,7 @@ import numpy as np
 
 from common import dtypes
 from common.dtypes import DataType
-from common.errors import InvalidArgumentError
+from common.errors import InvalidArgumentError, UnimplementedError
 from common.ops.registry import KernelConstruction, register_kernel, register_op
 from protos import example_pb2, feature_pb2
 
@@ -406,5 +406,155 @@ def _decode_csv(k: KernelConstruction) -> Compute:
                 except InvalidArgumentError as e:
                     raise InvalidArgumentError(e.message, node) from None
         return [_array(col, dt).reshape(records.shape) for col, dt in zip(columns, types)]
+
+    return compute
+
+
+# -- ParseSequenceExampleV2 ------------------------------------------------------------------------
+_SEQ_ATTRS = [
+    "Ncontext_sparse: int >= 0 = 0",
+    f"Tcontext_dense: list({_TYPES}) >= 0 = []",
+    f"context_sparse_types: list({_TYPES}) >= 0 = []",
+    f"context_ragged_value_types: list({_TYPES}) >= 0 = []",
+    "context_ragged_split_types: list({int32, int64}) >= 0 = []",
+    "context_dense_shapes: list(shape) >= 0 = []",
+    "Nfeature_list_sparse: int >= 0 = 0",
+    "Nfeature_list_dense: int >= 0 = 0",
+    f"feature_list_dense_types: list({_TYPES}) >= 0 = []",
+    f"feature_list_sparse_types: list({_TYPES}) >= 0 = []",
+    f"feature_list_ragged_value_types: list({_TYPES}) >= 0 = []",
+    "feature_list_ragged_split_types: list({int32, int64}) >= 0 = []",
+    "feature_list_dense_shapes: list(shape) >= 0 = []",
+]
+register_op(
+    "ParseSequenceExampleV2",
+    inputs=["serialized: string", "debug_name: string", "context_sparse_keys: string",
+            "context_dense_keys: string", "context_ragged_keys: string",
+            "feature_list_sparse_keys: string", "feature_list_dense_keys: string",
+            "feature_list_ragged_keys: string", "feature_list_dense_missing_assumed_empty: bool",
+            "context_dense_defaults: Tcontext_dense"],
+    outputs=["context_sparse_indices: Ncontext_sparse * int64",
+             "context_sparse_values: context_sparse_types",
+             "context_sparse_shapes: Ncontext_sparse * int64",
+             "context_dense_values: Tcontext_dense",
+             "context_ragged_values: context_ragged_value_types",
+             "context_ragged_row_splits: context_ragged_split_types",
+             "feature_list_sparse_indices: Nfeature_list_sparse * int64",
+             "feature_list_sparse_values: feature_list_sparse_types",
+             "feature_list_sparse_shapes: Nfeature_list_sparse * int64",
+             "feature_list_dense_values: feature_list_dense_types",
+             "feature_list_dense_lengths: Nfeature_list_dense * int64",
+             "feature_list_ragged_values: feature_list_ragged_value_types",
+             "feature_list_ragged_outer_splits: feature_list_ragged_split_types",
+             "feature_list_ragged_inner_splits: feature_list_ragged_split_types"],
+    attrs=_SEQ_ATTRS,
+)  # fmt: skip
+
+
+def _steps(seq: example_pb2.SequenceExample, key: str, dt: DataType, node: str) -> list | None:
+    """The values of each step of feature list `key`; None when the example lacks it."""
+    lists = seq.feature_lists.feature_list
+    if key not in lists:
+        return None
+    try:
+        return [_feature_values(f, key, dt, "") for f in lists[key].feature]
+    except InvalidArgumentError as e:
+        raise InvalidArgumentError(e.message, node) from None
+
+
+def _zero(dt: DataType) -> object:
+    return b"" if dt == DataType.DT_STRING else 0
+
+
+def parse_feature_lists(
+    seqs: list, batch: tuple, sparse: list, dense: list, assumed_empty: set, node: str
+) -> list:
+    """feature_list sparse (indices, values, shapes) and dense (values, lengths) outputs."""
+    n = len(seqs)
+    indices, values, shapes = [], [], []
+    for key, dt in sparse:
+        rows = [_steps(s, key, dt, node) or [] for s in seqs]
+        max_steps = max((len(r) for r in rows), default=0)
+        max_len = max((len(step) for r in rows for step in r), default=0)
+        idx = [
+            ([b] if batch else []) + [i, j]
+            for b, r in enumerate(rows)
+            for i, step in enumerate(r)
+            for j in range(len(step))
+        ]
+        indices.append(np.asarray(idx, np.int64).reshape(-1, len(batch) + 2))
+        values.append(_array([v for r in rows for step in r for v in step], dt))
+        shapes.append(np.asarray(([n] if batch else []) + [max_steps, max_len], np.int64))
+    dense_values, lengths = [], []
+    for key, dt, shape in dense:
+        size = int(np.prod(shape, dtype=np.int64))
+        rows = []
+        for s in seqs:
+            steps = _steps(s, key, dt, node)
+            if steps is None:
+                if key not in assumed_empty:
+                    raise InvalidArgumentError(
+                        f"Name: <unknown>, Feature list '{key}' is required but could not be "
+                        "found.  Did you mean to include it in "
+                        "feature_list_dense_missing_assumed_empty or feature_list_dense_defaults?",
+                        node,
+                    )  # fmt: skip
+                steps = []
+            for step in steps:
+                if len(step) != size:
+                    raise InvalidArgumentError(
+                        f"Name: <unknown>, Key: {key}, Index: 0.  Number of values != expected."
+                        f"  values size: {len(step)} but output shape: {_shape_str(tuple(shape))}",
+                        node,
+                    )  # fmt: skip
+            rows.append(steps)
+        max_steps = max((len(r) for r in rows), default=0)
+        flat = [v for r in rows for step in (r + [[_zero(dt)] * size] * (max_steps - len(r)))
+                for v in step]  # fmt: skip
+        dense_values.append(_array(flat, dt).reshape(tuple(batch) + (max_steps, *shape)))
+        lengths.append(np.asarray([len(r) for r in rows], np.int64).reshape(batch))
+    return [*indices, *values, *shapes, *dense_values, *lengths]
+
+
+@register_kernel("ParseSequenceExampleV2")
+def _parse_sequence_example_v2(k: KernelConstruction) -> Compute:
+    a = k.attrs
+    node = k.node_name
+
+    def compute(ctx, inputs: list) -> list:
+        serialized = np.asarray(inputs[0], dtype=object)
+        if serialized.ndim > 1:
+            raise InvalidArgumentError("Expected serialized to be a scalar or vector", node)
+        keys = [_strings(x) for x in inputs[2:8]]
+        if keys[2] or keys[5]:
+            raise UnimplementedError("ParseSequenceExampleV2 with ragged keys", node)
+        assumed_empty = set(keys[4][i] for i, flag in enumerate(np.asarray(inputs[8]).reshape(-1))
+                            if flag)  # fmt: skip
+        defaults = inputs[9:]
+        seqs = []
+        for data in serialized.reshape(-1):
+            seq = example_pb2.SequenceExample()
+            try:
+                seq.ParseFromString(bytes(data))
+            except Exception:  # noqa: BLE001  (protobuf's DecodeError and friends)
+                raise InvalidArgumentError("Could not parse example input", node) from None
+            seqs.append(seq)
+        contexts = np.empty(serialized.shape, dtype=object)
+        contexts.reshape(-1)[:] = [
+            example_pb2.Example(features=s.context).SerializeToString() for s in seqs
+        ]
+        parser = ExampleParser(
+            list(zip(keys[0], a["context_sparse_types"])),
+            list(zip(keys[1], a["Tcontext_dense"], a["context_dense_shapes"], defaults)),
+            [],
+            node,
+        )
+        sparse, dense, _, _ = parser.parse(contexts, [])
+        lists = parse_feature_lists(
+            seqs, serialized.shape, list(zip(keys[3], a["feature_list_sparse_types"])),
+            list(zip(keys[4], a["feature_list_dense_types"], a["feature_list_dense_shapes"])),
+            assumed_empty, node,
+        )  # fmt: skip
+        return [*sparse, *dense, *lists]
 
     return compute

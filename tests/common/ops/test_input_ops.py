@@ -236,3 +236,52 @@ def test_decode_csv_errors():
             sess.run(["bad_int:0"], {})
         with pytest.raises(InvalidArgumentError, match="Field 0 is required but missing"):
             sess.run(["required:0"], {})
+
+
+def _sequence_example(i: int) -> bytes:
+    t = tf1.train
+    tokens = [t.Feature(int64_list=t.Int64List(value=[j, j + 1])) for j in range(i)]
+    weights = [t.Feature(float_list=t.FloatList(value=[0.5] * j)) for j in range(i)]
+    return t.SequenceExample(
+        context=t.Features(feature={"len": t.Feature(int64_list=t.Int64List(value=[i]))}),
+        feature_lists=t.FeatureLists(feature_list={
+            "tok": t.FeatureList(feature=tokens), "w": t.FeatureList(feature=weights),
+        }),
+    ).SerializeToString()  # fmt: skip
+
+
+def test_parse_sequence_example_equals_tensorflow():
+    def build(tf):
+        context = {
+            "len": tf.io.FixedLenFeature([], tf.int64),
+            "miss": tf.io.FixedLenFeature([], tf.int64, default_value=4),
+            "ctx_sparse": tf.io.VarLenFeature(tf.string),
+        }
+        lists = {
+            "tok": tf.io.FixedLenSequenceFeature([2], tf.int64),
+            "w": tf.io.VarLenFeature(tf.float32),
+            "absent": tf.io.FixedLenSequenceFeature([], tf.float32, allow_missing=True),
+        }
+        batch = tf.io.parse_sequence_example(
+            tf.constant([_sequence_example(i) for i in (1, 3, 0)]), context, lists
+        )
+        single = tf.io.parse_single_sequence_example(_sequence_example(2), context, lists)
+        out = []
+        for part in (*batch, *single):
+            for key in sorted(part):
+                v = part[key]
+                out += [v.indices, v.values, v.dense_shape] if hasattr(v, "indices") else [v]
+        return out
+
+    _same(*run_both(build))
+
+
+def test_parse_sequence_example_missing_list_is_invalid_argument():
+    with tf1.Graph().as_default() as g:
+        _, lists, _ = tf1.io.parse_sequence_example(
+            tf1.constant([_sequence_example(1)]),
+            sequence_features={"nope": tf1.io.FixedLenSequenceFeature([], tf1.int64)},
+        )
+    graph = g.as_graph_def().SerializeToString()
+    with Session(graph) as sess, pytest.raises(InvalidArgumentError, match="'nope' is required"):
+        sess.run([lists["nope"].name], {})
