@@ -21,7 +21,9 @@ from client.ops.parsing_ops import (  # noqa: F401
     decode_csv,
     decode_raw,
     parse_example,
+    parse_sequence_example,
     parse_single_example,
+    parse_single_sequence_example,
 )
 from client.python_io import (  # noqa: F401
     TFRecordCompressionType,

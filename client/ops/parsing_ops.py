@@ -202,3 +202,83 @@ def _decode_raw_shape(op: Any) -> list[Any]:
 @shape_fns._reg("DecodeCSV")
 def _decode_csv_shape(op: Any) -> list[Any]:
     return [op.inputs[0].shape] * len(op.outputs)
+
+
+# -- SequenceExamples ----------------------------------------------------------------------------
+def _sequence_parse(serialized: Any, context: dict, sequence: dict, names: Any) -> tuple:
+    """The ParseSequenceExampleV2 node (under the caller's scope) and its outputs as dicts."""
+    c_sparse = [(k, f) for k, f in sorted(context.items()) if isinstance(f, VarLenFeature)]
+    c_dense = [(k, f) for k, f in sorted(context.items()) if not isinstance(f, VarLenFeature)]
+    f_sparse = [(k, f) for k, f in sorted(sequence.items()) if isinstance(f, VarLenFeature)]
+    f_dense = [(k, f) for k, f in sorted(sequence.items()) if not isinstance(f, VarLenFeature)]
+    defaults, shapes = [], []
+    for key, feature in c_dense:
+        d, s = _dense_default(key, feature)
+        defaults.append(d)
+        shapes.append(s)
+    empty = [bool(getattr(f, "allow_missing", False)) for _, f in f_dense]
+    attrs = {
+        "Ncontext_sparse": len(c_sparse),
+        "context_sparse_types": [_dtypes.as_dtype(f.dtype) for _, f in c_sparse],
+        "context_dense_shapes": shapes,
+        "Nfeature_list_sparse": len(f_sparse),
+        "Nfeature_list_dense": len(f_dense),
+        "feature_list_sparse_types": [_dtypes.as_dtype(f.dtype) for _, f in f_sparse],
+        "feature_list_dense_types": [_dtypes.as_dtype(f.dtype) for _, f in f_dense],
+        "feature_list_dense_shapes": [TensorShape(f.shape) for _, f in f_dense],
+    }
+    keys = [[k for k, _ in part] or _empty_strings()
+            for part in (c_sparse, c_dense, [], f_sparse, f_dense, [])]  # fmt: skip
+    empty_flags = np.asarray(empty, dtype=bool)
+    op = apply_op(
+        "ParseSequenceExampleV2",
+        [serialized, _empty_strings() if names is None else names, *keys, empty_flags, defaults],
+        attrs,
+        "ParseSequenceExampleV2",
+    )
+    outs = list(op.outputs)
+    n = len(c_sparse)
+    ctx: dict[str, Any] = {k: SparseTensor(outs[i], outs[n + i], outs[2 * n + i])
+                           for i, (k, _) in enumerate(c_sparse)}  # fmt: skip
+    pos = 3 * n
+    for k, _ in c_dense:
+        ctx[k] = outs[pos]
+        pos += 1
+    m = len(f_sparse)
+    lists: dict[str, Any] = {
+        k: SparseTensor(outs[pos + i], outs[pos + m + i], outs[pos + 2 * m + i])
+        for i, (k, _) in enumerate(f_sparse)
+    }
+    pos += 3 * m
+    lengths: dict[str, Any] = {}
+    for i, (k, _) in enumerate(f_dense):
+        lists[k] = outs[pos + i]
+        lengths[k] = outs[pos + len(f_dense) + i]
+    return ctx, lists, lengths
+
+
+def parse_sequence_example(serialized: Any, context_features: Any = None,
+                           sequence_features: Any = None, example_names: Any = None,
+                           name: str | None = None) -> tuple:  # fmt: skip
+    """tf.io.parse_sequence_example: (context, feature_lists, lengths) dicts."""
+    # TF nests two "ParseSequenceExample" scopes (the public function and the raw one).
+    with (
+        _ops.name_scope(name, "ParseSequenceExample"),
+        _ops.name_scope(None, "ParseSequenceExample"),
+    ):
+        serialized = convert_to_tensor(serialized, name="serialized")
+        return _sequence_parse(serialized, context_features or {}, sequence_features or {},
+                               example_names)  # fmt: skip
+
+
+def parse_single_sequence_example(serialized: Any, context_features: Any = None,
+                                  sequence_features: Any = None, example_name: Any = None,
+                                  name: str | None = None) -> tuple:  # fmt: skip
+    """tf.io.parse_single_sequence_example: (context, feature_lists) of one example."""
+    with _ops.name_scope(name, "ParseSingleSequenceExample"):
+        with _ops.name_scope(None, "ParseSingleExample"):
+            serialized = convert_to_tensor(serialized, name="serialized")
+        with _ops.name_scope(None, "ParseSequenceExample"):
+            ctx, lists, _ = _sequence_parse(serialized, context_features or {},
+                                            sequence_features or {}, example_name)  # fmt: skip
+    return ctx, lists

@@ -361,3 +361,27 @@ def test_color_adjustments_names_and_values():
         assert a.dtype == b.dtype
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
     assert _nodes(g_ours) == _nodes(g_theirs)
+
+
+def test_parse_sequence_example_names_and_values():
+    t = tf1.train
+
+    def seq(i):
+        return t.SequenceExample(
+            context=t.Features(feature={"len": t.Feature(int64_list=t.Int64List(value=[i]))}),
+            feature_lists=t.FeatureLists(feature_list={"tok": t.FeatureList(feature=[
+                t.Feature(int64_list=t.Int64List(value=[j, j + 1])) for j in range(i)])}),
+        ).SerializeToString()  # fmt: skip
+
+    def body(tf):
+        context = {"len": tf.io.FixedLenFeature([], tf.int64),
+                   "miss": tf.io.FixedLenFeature([], tf.int64, default_value=4)}  # fmt: skip
+        lists = {"tok": tf.io.FixedLenSequenceFeature([2], tf.int64),
+                 "w": tf.io.VarLenFeature(tf.float32)}  # fmt: skip
+        batch = tf.io.parse_sequence_example(tf.constant([seq(1), seq(3)]), context, lists)
+        single = tf.io.parse_single_sequence_example(seq(2), context, lists)
+        return [*batch, *single]
+
+    (ours, theirs), (g_ours, g_theirs) = _both(body)
+    _assert_same(ours, theirs)
+    assert _nodes(g_ours) == _nodes(g_theirs)
