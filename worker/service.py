@@ -276,7 +276,8 @@ class WorkerServicer:
     def local_run_graph(
         self, payload: memoryview, timeout: float | None, reply: local_rpc.Reply
     ) -> None:
-        response = self._run_graph(local_rpc.parse(worker_pb2.RunGraphRequest, payload), timeout)
+        request = local_rpc.parse_consuming(worker_pb2.RunGraphRequest, payload)
+        response = self._run_graph(request, timeout)
         reply(0, response.SerializeToString())
 
     def local_recv_tensor(
