@@ -29,7 +29,11 @@ from common.cluster import ClusterSpec  # noqa: E402
 from common.errors import OpError  # noqa: E402
 from master.dashboard.server import DashboardServer  # noqa: E402
 from master.lease_renewer import DEFAULT_LEASE_S  # noqa: E402
-from master.master import DEFAULT_DEVICE, DEFAULT_RPC_TIMEOUT  # noqa: E402
+from master.master import (  # noqa: E402
+    DEFAULT_DEVICE,
+    DEFAULT_MAX_SESSIONS,
+    DEFAULT_RPC_TIMEOUT,
+)
 from master.monitor import Monitor  # noqa: E402
 from master.server import DEFAULT_GRACE_SECONDS, MasterServer  # noqa: E402
 from master.task_server import Colocated  # noqa: E402
@@ -82,6 +86,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     cli.add_session_lease_flag(p, DEFAULT_LEASE_S)
     cli.add_metrics_flags(p)
     cli.add_limit_flags(p)
+    p.add_argument("--max-sessions", type=int, default=DEFAULT_MAX_SESSIONS,
+                   help="open sessions a master keeps; more CreateSessions are "
+                   f"ResourceExhausted (default {DEFAULT_MAX_SESSIONS})")
+    p.add_argument("--session-idle-timeout", type=float, default=0.0,
+                   help="close a session no call has used for this many seconds "
+                   "(TensorFlow's session_gc_seconds; default 0 = never)")
     cli.add_security_flags(p)
     p.add_argument(
         "--dashboard-port",
@@ -137,6 +147,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             session_lease=args.session_lease,
             step_timeout=args.step_timeout or None,
             monitor=Monitor(args.trace_sample_rate, keep_graphs=args.dashboard_port is not None),
+            max_sessions=args.max_sessions,
+            session_idle_timeout=args.session_idle_timeout or None,
         )
         server: cli.Server = master
         if args.colocate:

@@ -17,13 +17,20 @@ import copy
 import functools
 import logging
 import threading
+import time
 from collections.abc import Sequence
 from typing import Any
 
 from common import device_name, metrics, op_policy
 from common.cluster import ClusterSpec
 from common.device_name import parse as parse_device
-from common.errors import AbortedError, InvalidArgumentError, OpError, as_op_error
+from common.errors import (
+    AbortedError,
+    InvalidArgumentError,
+    OpError,
+    ResourceExhaustedError,
+    as_op_error,
+)
 from common.subgraph import DeviceInfo
 from master.lease_renewer import DEFAULT_LEASE_S, LeaseRenewer
 from master.master_session import DeviceEntry, MasterSession, task_of
@@ -44,6 +51,7 @@ log = logging.getLogger(__name__)
 
 CLIENT_DEVICE = "/job:master/replica:0/task:0/device:CPU:0"
 DEFAULT_DEVICE = "/job:worker/task:0"
+DEFAULT_MAX_SESSIONS = 1000
 DEFAULT_RPC_TIMEOUT = 30.0
 
 
@@ -61,7 +69,14 @@ class Master:
         client_device: str = CLIENT_DEVICE,
         monitor: Monitor | None = None,
         session_lease: float = DEFAULT_LEASE_S,
+        max_sessions: int = DEFAULT_MAX_SESSIONS,
+        session_idle_timeout: float | None = None,
     ) -> None:
+        # Open sessions are bounded; one unused for `session_idle_timeout` seconds is
+        # closed at the next CreateSession (TensorFlow's session_gc_seconds).
+        self.max_sessions = max_sessions
+        self.session_idle_timeout = session_idle_timeout or None
+        self._last_used: dict[str, float] = {}
         if worker_cache is None:
             from rpc.channels import GRPC_OPTIONS
             from rpc.worker_cache import WorkerCache
@@ -117,6 +132,13 @@ class Master:
         self, graph_def: graph_pb2.GraphDef, config: config_pb2.ConfigProto
     ) -> tuple[str, int]:
         op_policy.check_graph_def(graph_def)
+        self._close_idle_sessions()
+        with self._lock:
+            if len(self._sessions) >= self.max_sessions:
+                raise ResourceExhaustedError(
+                    f"The master has {len(self._sessions)} open sessions, its limit "
+                    "(--max-sessions): close sessions first"
+                )
         handle = f"{new_id(64):016x}"
         devices = self._discover(config.device_filters)
         session = MasterSession(
@@ -134,6 +156,7 @@ class Master:
         self._create_worker_sessions(handle, session.tasks, config)
         with self._lock:
             self._sessions[handle] = session
+            self._last_used[handle] = time.monotonic()
         metrics.MASTER_SESSIONS.inc()
         self.monitor.session_created(handle, graph_def)
         log.info(
@@ -165,9 +188,23 @@ class Master:
     def session(self, handle: str) -> MasterSession:
         with self._lock:
             session = self._sessions.get(handle)
+            if session is not None:
+                self._last_used[handle] = time.monotonic()
         if session is None:
             raise AbortedError(f"Session {handle} is not found.")
         return session
+
+    def _close_idle_sessions(self) -> None:
+        if self.session_idle_timeout is None:
+            return
+        cutoff = time.monotonic() - self.session_idle_timeout
+        with self._lock:
+            idle = [h for h, t in self._last_used.items() if t < cutoff and h in self._sessions]
+            sessions = [self._sessions.pop(h) for h in idle]
+        for session in sessions:
+            log.info("closing session %s: unused for %g s (--session-idle-timeout)",
+                     session.handle, self.session_idle_timeout)
+            self._close(session)
 
     def extend_session(
         self, handle: str, graph_def: graph_pb2.GraphDef, current_version: int
@@ -190,6 +227,8 @@ class Master:
         """Close a session just removed from the table."""
         metrics.MASTER_SESSIONS.dec()
         self._retries.forget_session(session.handle)
+        with self._lock:
+            self._last_used.pop(session.handle, None)
         self.monitor.session_closed(session.handle)
         session.close()
         requests = {

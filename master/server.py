@@ -24,7 +24,13 @@ from common.cluster import ClusterSpec, split_address
 from common.errors import InvalidArgumentError
 from common.task_stats import CLUSTER_STATUS_PATH
 from master.lease_renewer import DEFAULT_LEASE_S
-from master.master import CLIENT_DEVICE, DEFAULT_DEVICE, DEFAULT_RPC_TIMEOUT, Master
+from master.master import (
+    CLIENT_DEVICE,
+    DEFAULT_DEVICE,
+    DEFAULT_MAX_SESSIONS,
+    DEFAULT_RPC_TIMEOUT,
+    Master,
+)
 from master.monitor import Monitor
 from master.service import MasterServicer
 from master.task_prober import DEFAULT_INTERVAL as DEFAULT_PROBE_INTERVAL
@@ -70,6 +76,8 @@ class MasterServer:
         in_task: TaskEndpoint | None = None,
         monitor: Monitor | None = None,
         session_lease: float = DEFAULT_LEASE_S,
+        max_sessions: int = DEFAULT_MAX_SESSIONS,
+        session_idle_timeout: float | None = None,
     ) -> None:
         self._in_task = in_task
         if in_task is not None:  # TensorFlow's layout: the task's server, its port
@@ -92,6 +100,8 @@ class MasterServer:
             client_device=client_device,
             monitor=monitor,
             session_lease=session_lease,
+            max_sessions=max_sessions,
+            session_idle_timeout=session_idle_timeout,
         )
         self.prober: TaskProber | None = None  # start_prober(): the dashboard's task health
         self._pool: futures.ThreadPoolExecutor | None = None
