@@ -115,6 +115,14 @@ def add_limit_flags(p: argparse.ArgumentParser) -> None:
         help="refuse graphs using these ops (comma-separated names; 'safe' = every op that "
         "touches files) with PermissionDenied at registration (default: none)",
     )
+    p.add_argument(
+        "--max-graph-nodes",
+        type=int,
+        default=op_policy.DEFAULT_MAX_GRAPH_NODES,
+        metavar="N",
+        help="refuse larger graphs (their functions' nodes counted) with ResourceExhausted "
+        f"at registration (default {op_policy.DEFAULT_MAX_GRAPH_NODES})",
+    )
 
 
 def add_security_flags(p: argparse.ArgumentParser) -> None:
@@ -143,6 +151,7 @@ def apply_limit_flags(args: argparse.Namespace, log: logging.Logger) -> None:
         memory.set_limit(args.memory_limit)
     file_access.set_root(args.file_root)
     op_policy.set_denied(args.deny_ops)
+    op_policy.set_max_graph_nodes(args.max_graph_nodes)
     log.info("memory limit %d MiB; file root %s; %d ops denied", memory.limit() >> 20,
              file_access.root() or "none (any path)", len(op_policy.denied()))
 

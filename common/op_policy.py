@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from common.errors import InvalidArgumentError, PermissionDeniedError
+from common.errors import InvalidArgumentError, PermissionDeniedError, ResourceExhaustedError
 
 # Ops that read, write or list files on the task.
 SAFE = frozenset({
@@ -27,6 +27,9 @@ SAFE = frozenset({
 PROFILES = {"safe": SAFE, "none": frozenset()}
 
 _denied: frozenset[str] = frozenset()
+# Nodes a graph (with its functions' bodies) may have: planning cost grows with it.
+DEFAULT_MAX_GRAPH_NODES = 2_000_000
+_max_nodes = DEFAULT_MAX_GRAPH_NODES
 
 
 def parse(spec: str) -> frozenset[str]:
@@ -53,8 +56,20 @@ def denied() -> frozenset[str]:
     return _denied
 
 
+def set_max_graph_nodes(n: int) -> None:
+    global _max_nodes
+    _max_nodes = n
+
+
 def check_graph_def(graph_def: Any) -> None:
-    """PermissionDenied if a node of the graph or of a library function uses a denied op."""
+    """PermissionDenied if a node of the graph or of a library function uses a denied op;
+    ResourceExhausted if the graph has more nodes than the limit (--max-graph-nodes)."""
+    nodes = len(graph_def.node) + sum(len(f.node_def) for f in graph_def.library.function)
+    if nodes > _max_nodes:
+        raise ResourceExhaustedError(
+            f"The graph has {nodes} nodes (functions included), more than this task accepts "
+            f"({_max_nodes}, --max-graph-nodes)"
+        )
     if not _denied:
         return
     for node in graph_def.node:

@@ -90,3 +90,17 @@ def test_deny_ops_safe_refuses_file_ops_at_registration() -> None:
             assert sess.run(tf.constant(2.0)) == 2.0
     finally:
         stop_cluster(cluster)
+
+
+def test_a_graph_over_the_node_limit_is_resource_exhausted() -> None:
+    cluster = LocalCluster(jobs={"worker": 1}, master_args=["--max-graph-nodes", "10"]).start()
+    try:
+        with tf.Graph().as_default():
+            total = tf.add_n([tf.constant(float(i)) for i in range(20)])
+            with tf.Session(cluster.target) as sess, pytest.raises(
+                tf.errors.ResourceExhaustedError
+            ) as info:
+                sess.run(total)
+            assert "21 nodes" in info.value.message and "--max-graph-nodes" in info.value.message
+    finally:
+        stop_cluster(cluster)
