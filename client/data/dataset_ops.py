@@ -2,7 +2,7 @@
 builds it — each method adds the dataset op TensorFlow adds (TensorSliceDataset, MapDataset,
 ShuffleDataset, BatchDatasetV2 ...), with its argument Consts named as TF names them
 ("batch_size", "count", "seed" ...) and its output_types / output_shapes attrs, so the
-runtime (common/ops/dataset_*.py) runs it and a GraphDef reads as TensorFlow's.
+runtime (common/ops/data/) runs it and a GraphDef reads as TensorFlow's.
 
 Functions given to map / filter / flat_map are traced into FunctionDefs
 (client.framework.function): the element's components are the arguments (a tuple element
