@@ -22,6 +22,7 @@ import grpc
 
 from common.errors import (
     CancelledError,
+    DeadlineExceededError,
     OpError,
     as_op_error,
     as_proto_code,
@@ -149,6 +150,9 @@ class MasterServicer:
         return master_pb2.ReleaseCallableResponse()
 
 
+_DEADLINE_SLACK_S = 0.25
+
+
 @contextlib.contextmanager
 def _cancel_on_end(context: Any) -> Iterator[None]:
     """While the step runs, the RPC ending (the client cancelled, its deadline passed)
@@ -161,10 +165,19 @@ def _cancel_on_end(context: Any) -> Iterator[None]:
     finished = [False]
 
     def on_end() -> None:
-        if not finished[0]:
-            for cancel in list(cancels):
-                cancel(CancelledError("RunStep was cancelled: its call ended (the client "
-                                      "cancelled it or its deadline passed)"))
+        if finished[0]:
+            return
+        # The client sees DEADLINE_EXCEEDED when its deadline ended the call: the step
+        # ends (and is counted) with the same code; a cancel is CANCELLED.
+        # (gRPC may end the call a little before its own clock reads the deadline.)
+        remaining = context.time_remaining()
+        if remaining is not None and remaining <= _DEADLINE_SLACK_S:
+            error: OpError = DeadlineExceededError(
+                "RunStep's deadline passed: the step was stopped on every worker")
+        else:
+            error = CancelledError("RunStep was cancelled: the client cancelled its call")
+        for cancel in list(cancels):
+            cancel(error)
 
     add_callback(on_end)
     token = STEP_CALL.set(cancels.append)

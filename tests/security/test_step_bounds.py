@@ -76,6 +76,13 @@ def test_a_client_deadline_cancels_the_step_on_the_worker(long_steps: LocalClust
         while not any("step failed" in line and handle in line for line in worker.lines):
             assert time.monotonic() - ended < 10, "the worker kept running the step"
             time.sleep(0.05)
+        # The master ends and counts the step with the code its client saw.
+        master = long_steps.tasks["master"]
+        while not any("step failed" in line and handle in line for line in master.lines):
+            assert time.monotonic() - ended < 10, "the master logged no failed step"
+            time.sleep(0.05)
+        [line] = [line for line in master.lines if "step failed" in line and handle in line]
+        assert "code=DEADLINE_EXCEEDED" in line, line
     finally:
         stub.CloseSession(master_pb2.CloseSessionRequest(session_handle=handle), timeout=30)
         channel.close()
