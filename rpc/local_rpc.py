@@ -434,6 +434,11 @@ def share_in_process(on: bool = True) -> None:
     _share_in_process = on
 
 
+def sharing_in_process() -> bool:
+    """Whether LocalServers started now are shared in-process (share_in_process)."""
+    return _share_in_process
+
+
 class LocalClient:
     """Calls to one peer's socket, with a pool of idle connections."""
 

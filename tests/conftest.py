@@ -53,3 +53,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         ) if module is not None else False
         if holds_tf or "tf_oracle" in item.path.parts:
             item.add_marker("tf_oracle")
+
+
+@pytest.fixture(autouse=True)
+def _in_process_sharing_restored() -> Iterator[None]:
+    """A test that hosts a task in this process (tf.train.Server, python -m server's
+    task_server) turns on rpc.local_rpc's process-wide in-process sharing; later tests
+    must see the socket path again, as a fresh process would."""
+    from rpc import local_rpc
+
+    before = local_rpc.sharing_in_process()
+    yield
+    local_rpc.share_in_process(before)
