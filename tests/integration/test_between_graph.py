@@ -48,8 +48,10 @@ def test_two_clients_train_shared_ps_variables(fresh_cluster, apis):
         # Each saw the model the two train improve (worker 1 may start late).
         assert r["losses"][-1] < results[0]["losses"][0]
     # Both trained the one set of ps variables: each train op bumped the one global step,
-    # and each worker stopped once it saw the step reach STEPS (the other may add one).
+    # and each worker stopped once it saw the step reach STEPS. Training is asynchronous:
+    # a worker whose step read the global step just before the other's bump runs one
+    # more, so each worker may add one past STEPS (as with TensorFlow's runtime).
     runs = sum(len(r["steps"]) for r in results)
     assert all(r["steps"] for r in results)
-    assert STEPS <= runs <= STEPS + 1
+    assert STEPS <= runs <= STEPS + len(results)
     assert STEPS - 1 <= max(s for r in results for s in r["steps"]) <= runs
