@@ -219,8 +219,11 @@ def test_dashboard_shows_the_cluster_live(cluster: LocalCluster, page, url: str)
         sync_api.expect(row.locator("a.graph-link")).to_be_visible(timeout=TIMEOUT_MS)
         row.locator("a.graph-link").click()
         sync_api.expect(page.locator("#graph-section")).to_be_visible(timeout=TIMEOUT_MS)
-        page.wait_for_function("document.getElementById('graph').data", timeout=TIMEOUT_MS)
-        # The newest client graph is the failed step's; pick z's (ps -> worker 1 -> 0).
+        # This session's client graphs replace the previous view's (the large graph's) in
+        # the selector once its detail has loaded; pick z's (ps -> worker 1 -> worker 0).
+        page.wait_for_function(
+            "[...document.querySelectorAll('#graph-select option')]"
+            ".some(o => o.textContent.startsWith('- -> z:0'))")
         keys = page.locator("#graph-select option").all_inner_texts()
         z_key = next(k for k in keys if k.startswith("- -> z:0"))
         page.select_option("#graph-select", label=z_key)
