@@ -305,27 +305,23 @@ class Master:
         """One step (a retry never gets here): counted and timed (common.metrics), and
         recorded by the monitor (a sample of untraced steps is traced for it)."""
         kind = "partial" if partial_run_handle else "run"
-        record = self.monitor.step_started(handle, kind, list(fetches) or list(targets))
         options, metadata, private = self._maybe_trace(options, metadata, partial_run_handle)
-        error: BaseException | None = None
-        try:
-            with metrics.master_step():
-                session = self.session(handle)
-                feed_map: dict[str, tensor_pb2.TensorProto] = {}
-                for name, value in feeds:
-                    if name in feed_map:
-                        raise InvalidArgumentError(f'Endpoint "{name}" fed more than once.')
-                    feed_map[name] = value
-                fetches = list(dict.fromkeys(fetches))  # a fetch listed twice runs once
-                if partial_run_handle:
-                    return session.partial_run(partial_run_handle, feed_map, fetches, options,
-                                               metadata)
-                return session.run(feed_map, fetches, targets, options, metadata)
-        except BaseException as e:
-            error = e
-            raise
-        finally:
-            self.monitor.step_finished(record, error, private or metadata)
+        recorded = list(fetches) or list(targets)
+        with (
+            self.monitor.step(handle, kind, recorded, private or metadata),
+            metrics.master_step(),
+        ):
+            session = self.session(handle)
+            feed_map: dict[str, tensor_pb2.TensorProto] = {}
+            for name, value in feeds:
+                if name in feed_map:
+                    raise InvalidArgumentError(f'Endpoint "{name}" fed more than once.')
+                feed_map[name] = value
+            fetches = list(dict.fromkeys(fetches))  # a fetch listed twice runs once
+            if partial_run_handle:
+                return session.partial_run(partial_run_handle, feed_map, fetches, options,
+                                           metadata)
+            return session.run(feed_map, fetches, targets, options, metadata)
 
     def _maybe_trace(
         self, options: Any, metadata: config_pb2.RunMetadata | None, partial: str
@@ -354,16 +350,9 @@ class Master:
         self, handle: str, callable_handle: int, feeds: Sequence[tensor_pb2.TensorProto],
         metadata: config_pb2.RunMetadata | None = None,
     ) -> list[tensor_pb2.TensorProto]:
-        record = self.monitor.step_started(handle, "callable", [f"callable {callable_handle}"])
-        error: BaseException | None = None
-        try:
-            with metrics.master_step():
-                return self.session(handle).run_callable(callable_handle, feeds, metadata)
-        except BaseException as e:
-            error = e
-            raise
-        finally:
-            self.monitor.step_finished(record, error, metadata)
+        recorded = [f"callable {callable_handle}"]
+        with self.monitor.step(handle, "callable", recorded, metadata), metrics.master_step():
+            return self.session(handle).run_callable(callable_handle, feeds, metadata)
 
     def release_callable(self, handle: str, callable_handle: int) -> None:
         self.session(handle).release_callable(callable_handle)

@@ -17,6 +17,7 @@ Thread-safe: one lock guards the tables; callers never hold it while doing I/O.
 from __future__ import annotations
 
 import collections
+import contextlib
 import dataclasses
 import itertools
 import logging
@@ -24,7 +25,7 @@ import random
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from common.errors import as_op_error
@@ -199,6 +200,24 @@ class Monitor:
             self._steps.appendleft(record)
         self._changed()
         return record
+
+    @contextlib.contextmanager
+    def step(
+        self,
+        handle: str,
+        kind: str,
+        fetches: Iterable[str],
+        metadata: config_pb2.RunMetadata | None = None,
+    ) -> Iterator[StepRecord]:
+        """Record the step run inside the block: its outcome, and its trace from
+        `metadata` (read when the block ends)."""
+        record = self.step_started(handle, kind, fetches)
+        try:
+            yield record
+        except BaseException as e:
+            self.step_finished(record, e, metadata)
+            raise
+        self.step_finished(record, None, metadata)
 
     def step_finished(
         self,
