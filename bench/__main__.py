@@ -35,21 +35,40 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="fewer steps and smaller sizes")
     p.add_argument("--repeat", type=int, default=1, help="multiply the timed steps by N")
-    p.add_argument("--vs-tensorflow", action="store_true",
-                   help="also run the workloads on TensorFlow's runtime and add ratios")
-    p.add_argument("--only", nargs="+", default=None, metavar="KEY",
-                   help="only the figures whose key starts with one of these prefixes")
-    p.add_argument("--transfer-sizes", default=None,
-                   help="comma-separated MB sizes (default 1,16,64,256; --quick: 1,16)")
-    p.add_argument("--plan-sizes", default=None,
-                   help="comma-separated node counts (default 1000,10000,100000)")
-    p.add_argument("--colocate", action="store_true",
-                   help="run our worker task 0 inside the master's process (python -m master "
-                   "--colocate), the layout of TensorFlow's servers, whose master lives in "
-                   "worker 0")
-    p.add_argument("--rounds", type=int, default=None,
-                   help="run the cluster workloads this many times, alternating our runtime "
-                   "and TensorFlow's, and report medians across rounds (default 3; --quick: 1)")
+    p.add_argument(
+        "--vs-tensorflow",
+        action="store_true",
+        help="also run the workloads on TensorFlow's runtime and add ratios",
+    )
+    p.add_argument(
+        "--only",
+        nargs="+",
+        default=None,
+        metavar="KEY",
+        help="only the figures whose key starts with one of these prefixes",
+    )
+    p.add_argument(
+        "--transfer-sizes",
+        default=None,
+        help="comma-separated MB sizes (default 1,16,64,256; --quick: 1,16)",
+    )
+    p.add_argument(
+        "--plan-sizes", default=None, help="comma-separated node counts (default 1000,10000,100000)"
+    )
+    p.add_argument(
+        "--colocate",
+        action="store_true",
+        help="run our worker task 0 inside the master's process (python -m master "
+        "--colocate), the layout of TensorFlow's servers, whose master lives in "
+        "worker 0",
+    )
+    p.add_argument(
+        "--rounds",
+        type=int,
+        default=None,
+        help="run the cluster workloads this many times, alternating our runtime "
+        "and TensorFlow's, and report medians across rounds (default 3; --quick: 1)",
+    )
     args = p.parse_args(argv)
     if args.repeat < 1:
         p.error("--repeat must be >= 1")
@@ -81,33 +100,51 @@ def run_ours(args: argparse.Namespace, sizes_mb: Sequence[int]) -> dict[str, flo
     num_workers = max(suite.FANOUT_WORKERS) if _wanted(args.only, "fanout") else 2
     config = config_proto()
     model_keys = _model_keys(args)
-    with LocalCluster(num_workers, colocate=args.colocate,
-                      num_ps=1 if model_keys else 0) as cluster:
+    with LocalCluster(
+        num_workers, colocate=args.colocate, num_ps=1 if model_keys else 0
+    ) as cluster:
+
         def open_session(graph_def: Any, session_config: Any = None) -> Any:
-            return _Adapter(MasterClient(cluster.master_address, graph_def,
-                                         session_config or config))
+            return _Adapter(
+                MasterClient(cluster.master_address, graph_def, session_config or config)
+            )
 
         def open_grpc_session(graph_def: Any) -> Any:  # the client's calls all over gRPC
             return _Adapter(MasterClient(cluster.master_address, graph_def, config, local=False))
 
         out = suite.run_workloads(
-            open_session, receiver_pid=cluster.worker_pids[0], num_workers=num_workers,
-            only=args.only, quick=args.quick, repeat=args.repeat, sizes_mb=sizes_mb,
-            open_grpc_session=open_grpc_session)
+            open_session,
+            receiver_pid=cluster.worker_pids[0],
+            num_workers=num_workers,
+            only=args.only,
+            quick=args.quick,
+            repeat=args.repeat,
+            sizes_mb=sizes_mb,
+            open_grpc_session=open_grpc_session,
+        )
         if args.vs_tensorflow and _wanted(args.only, "trivial_step_ms_tf_client"):
             # An unmodified TensorFlow client driving our master (over gRPC, as it must).
             from bench import tf_runtime
 
             if tf_runtime.available():
                 tf_client = tf_runtime.run_client(
-                    f"grpc://{cluster.master_address}", cluster.worker_pids[0], num_workers,
-                    ["trivial"], args.quick, args.repeat, ())
+                    f"grpc://{cluster.master_address}",
+                    cluster.worker_pids[0],
+                    num_workers,
+                    ["trivial"],
+                    args.quick,
+                    args.repeat,
+                    (),
+                )
                 out["trivial_step_ms_tf_client"] = tf_client["trivial_step_ms"]
         if model_keys:
             from bench import tf_runtime
 
-            out.update(tf_runtime.tf_models_client(
-                f"grpc://{cluster.master_address}", model_keys, args.quick, args.repeat))
+            out.update(
+                tf_runtime.tf_models_client(
+                    f"grpc://{cluster.master_address}", model_keys, args.quick, args.repeat
+                )
+            )
         return out
 
 
@@ -148,9 +185,19 @@ def mlp_kernels(args: argparse.Namespace) -> dict[str, float]:
     in each round right after the MLP step: the machine's load drifts)."""
     if not _wanted(args.only, "mlp_kernels_ms"):
         return {}
-    done = subprocess.run([sys.executable, "-m", "bench.bench_kernels", "--steps",
-                           str((10 if args.quick else 30) * args.repeat)],
-                          capture_output=True, text=True, check=True, cwd=REPO)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bench.bench_kernels",
+            "--steps",
+            str((10 if args.quick else 30) * args.repeat),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=REPO,
+    )
     result: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
     return result
 
@@ -159,7 +206,8 @@ def mlp_overhead(result: dict[str, Any]) -> None:
     """mlp_overhead_pct: the MLP step over the sum of its kernels' times, in percent."""
     if "mlp_step_ms" in result and "mlp_kernels_ms" in result:
         result["mlp_overhead_pct"] = round(
-            (result["mlp_step_ms"] / result["mlp_kernels_ms"] - 1.0) * 100.0, 1)
+            (result["mlp_step_ms"] / result["mlp_kernels_ms"] - 1.0) * 100.0, 1
+        )
 
 
 def add_ratios(ours: dict[str, float], tf: dict[str, float]) -> dict[str, float]:
@@ -219,7 +267,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     # The OpenBLAS kernels our workers run MatMul with (common.blas_env; an environment
     # that pins OPENBLAS_CORETYPE wins).
     result["worker_openblas_coretype"] = os.environ.get("OPENBLAS_CORETYPE") or (
-        blas_env.coretype_for(blas_env.cpu_flags()) or "auto")
+        blas_env.coretype_for(blas_env.cpu_flags()) or "auto"
+    )
     print(json.dumps(result, sort_keys=True))
     return 0
 

@@ -27,8 +27,12 @@ from common.placer import place
 from common.subgraph import DeviceInfo, attr_type, rewrite_graph_for_execution
 
 DEVICES = [f"/job:worker/replica:0/task:{t}/device:CPU:{k}" for t in (0, 1) for k in (0, 1)]
-REQUESTS = ["/job:worker/task:0", "/job:worker/task:0/device:CPU:1",
-            "/job:worker/task:1/device:CPU:0", "/job:worker/task:1/cpu:1"]
+REQUESTS = [
+    "/job:worker/task:0",
+    "/job:worker/task:0/device:CPU:1",
+    "/job:worker/task:1/device:CPU:0",
+    "/job:worker/task:1/cpu:1",
+]
 WIDTH = 100
 F = DataType.DT_FLOAT
 
@@ -40,16 +44,23 @@ def build(num_nodes: int) -> tuple[Graph, list[str]]:
     c_attr = {"dtype": attr_type(F)}
     layer = []
     for i in range(min(WIDTH, num_nodes)):
-        layer.append(g.add_node(f"c{i}", "Const", c_attr, REQUESTS[i % 4],
-                                input_types=(), output_types=(F,)))
+        layer.append(
+            g.add_node(f"c{i}", "Const", c_attr, REQUESTS[i % 4], input_types=(), output_types=(F,))
+        )
     n = len(layer)
     depth = 0
     while n < num_nodes:
         depth += 1
         nxt = []
         for i in range(min(WIDTH, num_nodes - n)):
-            node = g.add_node(f"l{depth}_{i}", "AddV2", t_attr, REQUESTS[(i + depth) % 4],
-                              input_types=(F, F), output_types=(F,))
+            node = g.add_node(
+                f"l{depth}_{i}",
+                "AddV2",
+                t_attr,
+                REQUESTS[(i + depth) % 4],
+                input_types=(F, F),
+                output_types=(F,),
+            )
             g.add_edge(layer[i], 0, node, 0)
             g.add_edge(layer[(i + 1) % len(layer)], 0, node, 1)
             nxt.append(node)
@@ -64,8 +75,7 @@ def plan(g: Graph, fetches: list[str]) -> dict:
     rewrite_graph_for_execution(g, [], fetches, [], device_info=client)
     place(g, DEVICES, default_device="/job:worker/task:0")
     counter = itertools.count()
-    return partition(g, get_incarnation=lambda d: 7,
-                     new_name=lambda p: f"{p}/_{next(counter)}")
+    return partition(g, get_incarnation=lambda d: 7, new_name=lambda p: f"{p}/_{next(counter)}")
 
 
 def time_plan(num_nodes: int, runs: int) -> float:

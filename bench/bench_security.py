@@ -37,13 +37,17 @@ def run(only: Iterable[str] | None = None, repeat: int = 3) -> dict[str, float]:
 
     out: dict[str, float] = {}
     only = list(only) if only else None
-    with LocalCluster(jobs={"worker": 1}, master_args=["--log-level", "WARNING"],
-                      worker_args=["--log-level", "WARNING"]) as cluster:
+    with LocalCluster(
+        jobs={"worker": 1},
+        master_args=["--log-level", "WARNING"],
+        worker_args=["--log-level", "WARNING"],
+    ) as cluster:
         if _wanted(only, "starvation_control_call_ms"):
             out["starvation_control_call_ms"] = _starvation(cluster)
         if _wanted(only, "cancel_to_idle_ms"):
             out["cancel_to_idle_ms"] = statistics.median(
-                _cancel_to_idle(cluster) for _ in range(repeat))
+                _cancel_to_idle(cluster) for _ in range(repeat)
+            )
         if _wanted(only, "master_peak_rss_mb_1GB_feed"):
             out["master_peak_rss_mb_1GB_feed"] = _feed_rss(cluster)
     return out
@@ -72,14 +76,17 @@ def _starvation(cluster: Any, blocked: int = 64, calls: int = 20) -> float:
     with tf.Graph().as_default() as g:
         with tf.device("/job:worker/task:0"):
             tf.FIFOQueue(1, tf.float32, shapes=[[]], shared_name="bench_never_fed").dequeue(
-                name="wait")
+                name="wait"
+            )
         graph_def = g.as_graph_def()
     channel, stub = _stub(cluster)
     handles = [_session(stub, graph_def) for _ in range(2)]
     futures = [
-        stub.RunStep.future(master_pb2.RunStepRequest(session_handle=h, fetch=["wait:0"]),
-                            timeout=300)
-        for h in handles for _ in range(blocked // 2)
+        stub.RunStep.future(
+            master_pb2.RunStepRequest(session_handle=h, fetch=["wait:0"]), timeout=300
+        )
+        for h in handles
+        for _ in range(blocked // 2)
     ]
     try:
         time.sleep(2.0)  # every step reaches the worker and blocks there
@@ -109,20 +116,24 @@ def _cancel_to_idle(cluster: Any) -> float:
 
     with tf.Graph().as_default() as g:
         with tf.device("/job:worker/task:0"):
-            tf.while_loop(lambda i: i < 10**12, lambda i: i + 1, [tf.constant(0, tf.int64)],
-                          name="spin")
+            tf.while_loop(
+                lambda i: i < 10**12, lambda i: i + 1, [tf.constant(0, tf.int64)], name="spin"
+            )
         graph_def = g.as_graph_def()
     channel, stub = _stub(cluster)
     handle = _session(stub, graph_def)
     pid = cluster.tasks["worker0"].proc.pid
     try:
         future = stub.RunStep.future(
-            master_pb2.RunStepRequest(session_handle=handle, fetch=["spin/Exit:0"]), timeout=300)
+            master_pb2.RunStepRequest(session_handle=handle, fetch=["spin/Exit:0"]), timeout=300
+        )
         spin_start = _cpu_s(pid)
         time.sleep(1.5)  # spinning
         if future.done() or _cpu_s(pid) - spin_start < 0.2:
-            raise RuntimeError(f"the loop step is not running on the worker: {future.done()} "
-                               f"{_cpu_s(pid) - spin_start:.2f} s CPU")
+            raise RuntimeError(
+                f"the loop step is not running on the worker: {future.done()} "
+                f"{_cpu_s(pid) - spin_start:.2f} s CPU"
+            )
         cancelled = time.perf_counter()
         future.cancel()
         window = 0.05

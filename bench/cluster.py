@@ -64,8 +64,9 @@ def wait_for_line(proc: subprocess.Popen, log_path: str, needle: str, what: str)
 class LocalCluster:
     """Worker processes /job:worker/task:0..n-1 and a master process on loopback."""
 
-    def __init__(self, num_workers: int, log_level: str = "WARNING",
-                 colocate: bool = False, num_ps: int = 0) -> None:
+    def __init__(
+        self, num_workers: int, log_level: str = "WARNING", colocate: bool = False, num_ps: int = 0
+    ) -> None:
         self.dir = tempfile.mkdtemp(prefix="flowrt-bench-")
         ports = free_ports(num_workers + num_ps + 1)
         self.master_address = f"127.0.0.1:{ports[0]}"
@@ -84,21 +85,47 @@ class LocalCluster:
         wait_ps: list[tuple[int, subprocess.Popen]] = []
         try:
             for task in range(1 if colocate else 0, num_workers):
-                proc = self._spawn(f"worker{task}", ["-m", "worker", "--cluster",
-                                   self.cluster_file, "--job", "worker", "--task", str(task),
-                                   "--log-level", log_level])
+                proc = self._spawn(
+                    f"worker{task}",
+                    [
+                        "-m",
+                        "worker",
+                        "--cluster",
+                        self.cluster_file,
+                        "--job",
+                        "worker",
+                        "--task",
+                        str(task),
+                        "--log-level",
+                        log_level,
+                    ],
+                )
                 spawned.append((task, proc))
             for task in range(num_ps):
-                proc = self._spawn(f"ps{task}", ["-m", "worker", "--cluster", self.cluster_file,
-                                   "--job", "ps", "--task", str(task), "--log-level", log_level])
+                proc = self._spawn(
+                    f"ps{task}",
+                    [
+                        "-m",
+                        "worker",
+                        "--cluster",
+                        self.cluster_file,
+                        "--job",
+                        "ps",
+                        "--task",
+                        str(task),
+                        "--log-level",
+                        log_level,
+                    ],
+                )
                 wait_ps.append((task, proc))
             extra = ["--colocate", "/job:worker/task:0"] if colocate else []
-            master = self._spawn("master", ["-m", "master", "--cluster", self.cluster_file,
-                                            "--log-level", log_level, *extra])
+            master = self._spawn(
+                "master",
+                ["-m", "master", "--cluster", self.cluster_file, "--log-level", log_level, *extra],
+            )
             self.worker_pids = ([master.pid] if colocate else []) + [p.pid for _, p in spawned]
             for task, proc in spawned:
-                wait_for_line(proc, self._log(f"worker{task}"), "listening on",
-                              f"worker {task}")
+                wait_for_line(proc, self._log(f"worker{task}"), "listening on", f"worker {task}")
             for task, proc in wait_ps:
                 wait_for_line(proc, self._log(f"ps{task}"), "listening on", f"ps {task}")
             wait_for_line(master, self._log("master"), "listening on", "master")
@@ -112,8 +139,9 @@ class LocalCluster:
     def _spawn(self, name: str, args: list[str]) -> subprocess.Popen:
         env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
         with open(self._log(name), "w") as log:
-            proc = subprocess.Popen([sys.executable, *args], cwd=REPO, env=env,
-                                    stdout=subprocess.DEVNULL, stderr=log)
+            proc = subprocess.Popen(
+                [sys.executable, *args], cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=log
+            )
         self.procs.append(proc)
         return proc
 
@@ -146,14 +174,23 @@ class MasterClient:
         request = master_pb2.CreateSessionRequest(graph_def=graph_def, config=config)
         self.handle = self.connection.call("CreateSession", request).session_handle
 
-    def run(self, fetches: list[str], feeds: dict[str, Any] | None = None,
-            targets: list[str] | None = None) -> list[np.ndarray]:
+    def run(
+        self,
+        fetches: list[str],
+        feeds: dict[str, Any] | None = None,
+        targets: list[str] | None = None,
+    ) -> list[np.ndarray]:
         request = master_pb2.RunStepRequest(
-            session_handle=self.handle, fetch=fetches, target=targets or [],
-            store_errors_in_response_body=True, request_id=random.getrandbits(62) + 1)
+            session_handle=self.handle,
+            fetch=fetches,
+            target=targets or [],
+            store_errors_in_response_body=True,
+            request_id=random.getrandbits(62) + 1,
+        )
         for name, value in (feeds or {}).items():
             request.feed.add(name=name).tensor.CopyFrom(
-                tensor_util.as_proto_tensor_content(np.asarray(value)))
+                tensor_util.as_proto_tensor_content(np.asarray(value))
+            )
         response = self.connection.call("RunStep", request)
         if response.status_code:
             raise from_code(response.status_code, response.status_error_message)
@@ -163,7 +200,8 @@ class MasterClient:
     def close(self) -> None:
         try:
             self.connection.call(
-                "CloseSession", master_pb2.CloseSessionRequest(session_handle=self.handle))
+                "CloseSession", master_pb2.CloseSessionRequest(session_handle=self.handle)
+            )
         except OpError:
             pass
         self.connection.close()

@@ -40,7 +40,11 @@ def ours(quick: bool, repeat: int) -> dict[str, float]:
             target = cluster.master_address
             return suite.run_workloads(
                 lambda gd: MasterClient(target, gd, workloads.config_proto(), local=False),
-                receiver_pid=None, num_workers=2, only=KEYS, quick=quick, repeat=repeat,
+                receiver_pid=None,
+                num_workers=2,
+                only=KEYS,
+                quick=quick,
+                repeat=repeat,
                 sizes_mb=[64],
             )
         finally:
@@ -55,14 +59,29 @@ def tensorflow(quick: bool, repeat: int) -> dict[str, float]:
             for task in range(2):
                 log = os.path.join(tmp, f"tf{task}.log")
                 with open(log, "w") as f:
-                    procs.append(subprocess.Popen(
-                        [*bed.prefix(task), sys.executable, "-m", "bench.tf_runtime", "server",
-                         "--task", str(task), "--addresses", ",".join(addresses)],
-                        cwd=REPO, env=dict(os.environ, PYTHONPATH=REPO, TF_CPP_MIN_LOG_LEVEL="2"),
-                        stdout=f, stderr=subprocess.STDOUT))
+                    procs.append(
+                        subprocess.Popen(
+                            [
+                                *bed.prefix(task),
+                                sys.executable,
+                                "-m",
+                                "bench.tf_runtime",
+                                "server",
+                                "--task",
+                                str(task),
+                                "--addresses",
+                                ",".join(addresses),
+                            ],
+                            cwd=REPO,
+                            env=dict(os.environ, PYTHONPATH=REPO, TF_CPP_MIN_LOG_LEVEL="2"),
+                            stdout=f,
+                            stderr=subprocess.STDOUT,
+                        )
+                    )
                 wait_for_line(procs[-1], log, "TF_SERVER_READY", f"TensorFlow task {task}")
-            return tf_runtime.run_client(f"grpc://{addresses[0]}", procs[0].pid, 2, KEYS,
-                                         quick, repeat, [64])
+            return tf_runtime.run_client(
+                f"grpc://{addresses[0]}", procs[0].pid, 2, KEYS, quick, repeat, [64]
+            )
         finally:
             for proc in procs:
                 proc.kill()  # tf Server.join() has no clean stop
@@ -82,7 +101,8 @@ def run(rounds: int, quick: bool, repeat: int = 1) -> dict[str, float]:
         if with_tf:
             out[key + SUFFIX + "_tf"] = round(statistics.median(t[key] for _, t in per_round), 3)
             out[key + SUFFIX + "_ratio"] = round(
-                statistics.median(m[key] / t[key] for m, t in per_round), 3)
+                statistics.median(m[key] / t[key] for m, t in per_round), 3
+            )
     return out
 
 

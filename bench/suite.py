@@ -93,11 +93,13 @@ def run_workloads(
 
     out: dict[str, float] = {}
     if wanted("trivial_step_ms"):
-        out["trivial_step_ms"] = time_steps(open_session, workloads.trivial(),
-                                            _steps(200, quick, repeat), warmup=10)
+        out["trivial_step_ms"] = time_steps(
+            open_session, workloads.trivial(), _steps(200, quick, repeat), warmup=10
+        )
     if open_grpc_session is not None and wanted("trivial_step_ms_grpc_client"):
         out["trivial_step_ms_grpc_client"] = time_steps(
-            open_grpc_session, workloads.trivial(), _steps(200, quick, repeat), warmup=10)
+            open_grpc_session, workloads.trivial(), _steps(200, quick, repeat), warmup=10
+        )
     for size in sizes_mb:
         key = f"transfer_GBps_{size}MB"
         rss_key = f"worker_peak_rss_mb_{size}MB"
@@ -112,20 +114,23 @@ def run_workloads(
         if measure_rss:
             out[f"worker_peak_rss_mb_{size}MB"] = peak_rss_mb(receiver_pid)
     if wanted("chain1000_step_ms"):
-        out["chain1000_step_ms"] = time_steps(open_session, workloads.chain(1000),
-                                              _steps(40, quick, repeat))
+        out["chain1000_step_ms"] = time_steps(
+            open_session, workloads.chain(1000), _steps(40, quick, repeat)
+        )
     if wanted("chain1000_step_ms_optimized"):
         # Graph optimizations on (both runtimes' defaults, and explicit remapping: our
         # elementwise fusion, TensorFlow's Grappler remapper).
         out["chain1000_step_ms_optimized"] = time_steps(
             lambda gd: open_session(gd, workloads.optimized_config_proto()),
-            workloads.chain(1000), _steps(40, quick, repeat))
+            workloads.chain(1000),
+            _steps(40, quick, repeat),
+        )
     if wanted("mlp_step_ms"):
-        out["mlp_step_ms"] = time_steps(open_session, workloads.mlp(),
-                                        _steps(20, quick, repeat))
+        out["mlp_step_ms"] = time_steps(open_session, workloads.mlp(), _steps(20, quick, repeat))
     for n in FANOUT_WORKERS:
         key = f"fanout_step_ms_{n}_workers"
         if n <= num_workers and wanted(key):
-            out[key] = time_steps(open_session, workloads.fanout(n), _steps(60, quick, repeat),
-                                  warmup=5)
+            out[key] = time_steps(
+                open_session, workloads.fanout(n), _steps(60, quick, repeat), warmup=5
+            )
     return {k: round(v, 3) for k, v in out.items()}

@@ -37,7 +37,8 @@ PLAN = "plan_ms_100k_control_inputs"
 
 def _device_setter(tf: Any) -> Any:
     return tf.compat.v1.train.replica_device_setter(
-        ps_tasks=1, ps_device="/job:ps/task:0", worker_device="/job:worker/task:0")
+        ps_tasks=1, ps_device="/job:ps/task:0", worker_device="/job:worker/task:0"
+    )
 
 
 def build_cnn(tf: Any, batch: int = 64) -> tuple[Any, dict, Any, Any]:
@@ -51,27 +52,35 @@ def build_cnn(tf: Any, batch: int = 64) -> tuple[Any, dict, Any, Any]:
         y = v1.placeholder(tf.int64, [batch], name="labels")
 
         def conv(h: Any, k: int, cin: int, cout: int, name: str) -> Any:
-            w = v1.get_variable(f"{name}/w", [k, k, cin, cout],
-                                initializer=v1.truncated_normal_initializer(stddev=0.1))
+            w = v1.get_variable(
+                f"{name}/w",
+                [k, k, cin, cout],
+                initializer=v1.truncated_normal_initializer(stddev=0.1),
+            )
             b = v1.get_variable(f"{name}/b", [cout], initializer=v1.constant_initializer(0.1))
             h = tf.nn.relu(tf.nn.bias_add(tf.nn.conv2d(h, w, [1, 1, 1, 1], "SAME"), b))
             return tf.nn.max_pool2d(h, 2, 2, "SAME")
 
         h = conv(conv(x, 5, 1, 32, "conv1"), 5, 32, 64, "conv2")
         h = tf.reshape(h, [batch, 7 * 7 * 64])
-        w3 = v1.get_variable("fc1/w", [7 * 7 * 64, 1024],
-                             initializer=v1.truncated_normal_initializer(stddev=0.01))
+        w3 = v1.get_variable(
+            "fc1/w", [7 * 7 * 64, 1024], initializer=v1.truncated_normal_initializer(stddev=0.01)
+        )
         b3 = v1.get_variable("fc1/b", [1024], initializer=v1.constant_initializer(0.1))
         h = tf.nn.relu(tf.matmul(h, w3) + b3)
-        w4 = v1.get_variable("fc2/w", [1024, 10],
-                             initializer=v1.truncated_normal_initializer(stddev=0.1))
+        w4 = v1.get_variable(
+            "fc2/w", [1024, 10], initializer=v1.truncated_normal_initializer(stddev=0.1)
+        )
         b4 = v1.get_variable("fc2/b", [10], initializer=v1.constant_initializer(0.1))
         logits = tf.matmul(h, w4) + b4
         loss = tf.reduce_mean(
-            tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
+            tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits)
+        )
         train = v1.train.AdamOptimizer(1e-4).minimize(loss)
-    feeds = {x: rng.random((batch, 28, 28, 1), np.float32),
-             y: rng.integers(0, 10, batch).astype(np.int64)}
+    feeds = {
+        x: rng.random((batch, 28, 28, 1), np.float32),
+        y: rng.integers(0, 10, batch).astype(np.int64),
+    }
     return g, feeds, loss, train
 
 
@@ -94,16 +103,20 @@ class _LSTMCell:
         z = self.tf.zeros([batch, self.units], dtype)
         return (z, z)
 
-    def get_initial_state(self, inputs: Any = None, batch_size: Any = None,
-                          dtype: Any = None) -> tuple[Any, Any]:
+    def get_initial_state(
+        self, inputs: Any = None, batch_size: Any = None, dtype: Any = None
+    ) -> tuple[Any, Any]:
         return self.zero_state(batch_size, dtype)
 
     def __call__(self, x: Any, state: tuple[Any, Any], scope: Any = None) -> tuple[Any, Any]:
         tf, v1 = self.tf, self.tf.compat.v1
         c, h = state
         with v1.variable_scope(self.name, reuse=v1.AUTO_REUSE):
-            w = v1.get_variable("kernel", [x.shape[-1] + self.units, 4 * self.units],
-                                initializer=v1.glorot_uniform_initializer(seed=2))
+            w = v1.get_variable(
+                "kernel",
+                [x.shape[-1] + self.units, 4 * self.units],
+                initializer=v1.glorot_uniform_initializer(seed=2),
+            )
             b = v1.get_variable("bias", [4 * self.units], initializer=v1.zeros_initializer())
         z = tf.nn.bias_add(tf.matmul(tf.concat([x, h], 1), w), b)
         i, j, f, o = tf.split(z, 4, axis=1)
@@ -112,8 +125,9 @@ class _LSTMCell:
         return h, (c, h)
 
 
-def build_lstm(tf: Any, batch: int = 32, steps: int = 32, units: int = 128,
-               layers: int = 2) -> tuple[Any, dict, Any, Any]:
+def build_lstm(
+    tf: Any, batch: int = 32, steps: int = 32, units: int = 128, layers: int = 2
+) -> tuple[Any, dict, Any, Any]:
     v1 = tf.compat.v1
     v1.disable_control_flow_v2()  # dynamic_rnn as a v1 while loop (frames), as TF 1.x
     g = tf.Graph()
@@ -122,8 +136,9 @@ def build_lstm(tf: Any, batch: int = 32, steps: int = 32, units: int = 128,
         x = v1.placeholder(tf.float32, [batch, steps, units], name="inputs")
         h = x
         for layer in range(layers):
-            h, _ = v1.nn.dynamic_rnn(_LSTMCell(tf, units, f"lstm{layer}"), h,
-                                     dtype=tf.float32, scope=f"rnn{layer}")
+            h, _ = v1.nn.dynamic_rnn(
+                _LSTMCell(tf, units, f"lstm{layer}"), h, dtype=tf.float32, scope=f"rnn{layer}"
+            )
         loss = tf.reduce_mean(tf.square(h))
         train = v1.train.AdamOptimizer(1e-3).minimize(loss)
     return g, {x: rng.random((batch, steps, units), np.float32)}, loss, train
@@ -199,8 +214,12 @@ def plan_ms(tf: Any, target: str, num_inputs: int, config: Any) -> float:
 
     g = tf.Graph()
     with g.as_default():
-        tf.compat.v1.import_graph_def(tf.compat.v1.GraphDef.FromString(
-            workloads.control_inputs(num_inputs).SerializeToString()), name="")
+        tf.compat.v1.import_graph_def(
+            tf.compat.v1.GraphDef.FromString(
+                workloads.control_inputs(num_inputs).SerializeToString()
+            ),
+            name="",
+        )
     with tf.compat.v1.Session(target, graph=g, config=config) as sess:
         t0 = time.perf_counter()
         sess.run("target")

@@ -29,12 +29,16 @@ def available() -> bool:
 
 
 def _env() -> dict[str, str]:
-    return dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""),
-                TF_CPP_MIN_LOG_LEVEL="2")
+    return dict(
+        os.environ,
+        PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""),
+        TF_CPP_MIN_LOG_LEVEL="2",
+    )
 
 
-def run(num_workers: int, only: Iterable[str] | None, quick: bool, repeat: int,
-        sizes_mb: Sequence[int]) -> dict[str, float]:
+def run(
+    num_workers: int, only: Iterable[str] | None, quick: bool, repeat: int, sizes_mb: Sequence[int]
+) -> dict[str, float]:
     from bench import tf_models
 
     only = list(only) if only else None
@@ -50,14 +54,35 @@ def run(num_workers: int, only: Iterable[str] | None, quick: bool, repeat: int,
         for job, task in tasks:
             log = os.path.join(tmp, f"tf_{job}{task}.log")
             with open(log, "w") as f:
-                procs.append(subprocess.Popen(
-                    [sys.executable, "-m", "bench.tf_runtime", "server", "--job", job,
-                     "--task", str(task), "--addresses", ",".join(addresses),
-                     "--ps-addresses", ",".join(ps_addresses)],
-                    cwd=REPO, env=_env(), stdout=f, stderr=subprocess.STDOUT))
+                procs.append(
+                    subprocess.Popen(
+                        [
+                            sys.executable,
+                            "-m",
+                            "bench.tf_runtime",
+                            "server",
+                            "--job",
+                            job,
+                            "--task",
+                            str(task),
+                            "--addresses",
+                            ",".join(addresses),
+                            "--ps-addresses",
+                            ",".join(ps_addresses),
+                        ],
+                        cwd=REPO,
+                        env=_env(),
+                        stdout=f,
+                        stderr=subprocess.STDOUT,
+                    )
+                )
         for (job, task), proc in zip(tasks, procs):
-            wait_for_line(proc, os.path.join(tmp, f"tf_{job}{task}.log"), "TF_SERVER_READY",
-                          f"TensorFlow task {job}:{task}")
+            wait_for_line(
+                proc,
+                os.path.join(tmp, f"tf_{job}{task}.log"),
+                "TF_SERVER_READY",
+                f"TensorFlow task {job}:{task}",
+            )
         target = f"grpc://{addresses[0]}"
         out = run_client(target, procs[0].pid, num_workers, only, quick, repeat, sizes_mb)
         if model_keys:
@@ -70,14 +95,33 @@ def run(num_workers: int, only: Iterable[str] | None, quick: bool, repeat: int,
             proc.wait()
 
 
-def run_client(target: str, receiver_pid: int, num_workers: int, only: Iterable[str] | None,
-               quick: bool, repeat: int, sizes_mb: Sequence[int]) -> dict[str, float]:
+def run_client(
+    target: str,
+    receiver_pid: int,
+    num_workers: int,
+    only: Iterable[str] | None,
+    quick: bool,
+    repeat: int,
+    sizes_mb: Sequence[int],
+) -> dict[str, float]:
     """The workloads driven by an unmodified TensorFlow client (a subprocess) through the
     master at `target`: TensorFlow's own, or ours."""
-    cmd = [sys.executable, "-m", "bench.tf_runtime", "client",
-           "--target", target, "--receiver-pid", str(receiver_pid),
-           "--num-workers", str(num_workers), "--repeat", str(repeat),
-           "--sizes", ",".join(str(s) for s in sizes_mb)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "bench.tf_runtime",
+        "client",
+        "--target",
+        target,
+        "--receiver-pid",
+        str(receiver_pid),
+        "--num-workers",
+        str(num_workers),
+        "--repeat",
+        str(repeat),
+        "--sizes",
+        ",".join(str(s) for s in sizes_mb),
+    ]
     if quick:
         cmd.append("--quick")
     if only:
@@ -89,12 +133,22 @@ def run_client(target: str, receiver_pid: int, num_workers: int, only: Iterable[
     return result
 
 
-def tf_models_client(target: str, keys: Sequence[str], quick: bool,
-                     repeat: int) -> dict[str, float]:
+def tf_models_client(
+    target: str, keys: Sequence[str], quick: bool, repeat: int
+) -> dict[str, float]:
     """bench.tf_models' figures (TensorFlow-built models, many clients) from a TensorFlow
     client subprocess driving the master at `target`."""
-    cmd = [sys.executable, "-m", "bench.tf_models", "--target", target, "--repeat",
-           str(repeat), "--only", *keys]
+    cmd = [
+        sys.executable,
+        "-m",
+        "bench.tf_models",
+        "--target",
+        target,
+        "--repeat",
+        str(repeat),
+        "--only",
+        *keys,
+    ]
     if quick:
         cmd.append("--quick")
     out = subprocess.run(cmd, cwd=REPO, env=_env(), capture_output=True, text=True, check=False)
@@ -122,7 +176,8 @@ class _TFSession:
         self.graph = tf.Graph()
         with self.graph.as_default():
             tf.compat.v1.import_graph_def(
-                tf.compat.v1.GraphDef.FromString(graph_def.SerializeToString()), name="")
+                tf.compat.v1.GraphDef.FromString(graph_def.SerializeToString()), name=""
+            )
         tf_config = tf.compat.v1.ConfigProto.FromString(config.SerializeToString())
         self.sess = tf.compat.v1.Session(target, graph=self.graph, config=tf_config)
 
@@ -141,11 +196,14 @@ def _client(args: argparse.Namespace) -> None:
 
     config = config_proto()
     result = suite.run_workloads(
-        lambda gd, session_config=None: _TFSession(tf, args.target, gd,
-                                                   session_config or config),
-        receiver_pid=args.receiver_pid, num_workers=args.num_workers, only=args.only,
-        quick=args.quick, repeat=args.repeat,
-        sizes_mb=[int(s) for s in args.sizes.split(",") if s])
+        lambda gd, session_config=None: _TFSession(tf, args.target, gd, session_config or config),
+        receiver_pid=args.receiver_pid,
+        num_workers=args.num_workers,
+        only=args.only,
+        quick=args.quick,
+        repeat=args.repeat,
+        sizes_mb=[int(s) for s in args.sizes.split(",") if s],
+    )
     print(json.dumps(result))
 
 
@@ -167,8 +225,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     c.add_argument("--only", nargs="+", default=None)
     args = p.parse_args(argv)
     if args.cmd == "server":
-        _server(args.job, args.task, args.addresses.split(","),
-                [a for a in args.ps_addresses.split(",") if a])
+        _server(
+            args.job,
+            args.task,
+            args.addresses.split(","),
+            [a for a in args.ps_addresses.split(",") if a],
+        )
     else:
         _client(args)
 

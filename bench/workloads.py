@@ -52,19 +52,24 @@ class GraphBuilder:
     def const(self, name: str, value: np.ndarray, device: str) -> str:
         value = np.asarray(value)
         dt = tensor_util.infer_dtype(value)
-        return self.op(name, "Const", [], device, dtype=(dt, "type"),
-                       value=(value, "tensor"))
+        return self.op(name, "Const", [], device, dtype=(dt, "type"), value=(value, "tensor"))
 
     def variable(self, name: str, shape: tuple[int, ...], device: str) -> str:
-        return self.op(name, "VarHandleOp", [], device, dtype=(F, "type"),
-                       shape=(shape, "shape"), shared_name=(name, "string"),
-                       container=("", "string"))
+        return self.op(
+            name,
+            "VarHandleOp",
+            [],
+            device,
+            dtype=(F, "type"),
+            shape=(shape, "shape"),
+            shared_name=(name, "string"),
+            container=("", "string"),
+        )
 
     def fill(self, name: str, shape: tuple[int, ...], value: float, device: str) -> str:
         dims = self.const(f"{name}/dims", np.array(shape, np.int32), device)
         val = self.const(f"{name}/value", np.float32(value), device)
-        return self.op(name, "Fill", [dims, val], device, T=(F, "type"),
-                       index_type=(I32, "type"))
+        return self.op(name, "Fill", [dims, val], device, T=(F, "type"), index_type=(I32, "type"))
 
     def assign(self, name: str, var: str, value: str, device: str) -> str:
         return self.op(name, "AssignVariableOp", [var, value], device, dtype=(F, "type"))
@@ -77,8 +82,15 @@ class GraphBuilder:
 
     def sum_all(self, name: str, x: str, rank: int, device: str) -> str:
         axes = self.const(f"{name}/axes", np.arange(rank, dtype=np.int32), device)
-        return self.op(name, "Sum", [x, axes], device, T=(F, "type"), Tidx=(I32, "type"),
-                       keep_dims=(False, "bool"))
+        return self.op(
+            name,
+            "Sum",
+            [x, axes],
+            device,
+            T=(F, "type"),
+            Tidx=(I32, "type"),
+            keep_dims=(False, "bool"),
+        )
 
 
 @dataclasses.dataclass
@@ -138,8 +150,14 @@ def transfer(num_bytes: int) -> Workload:
     init = b.assign(f"{name}/init", var, b.fill(f"{name}/ones", (n,), 1.0, w1), w1)
     read = b.read(f"{name}/read", var, w1)
     out = b.sum_all("sum", read, 1, w0)
-    return Workload(f"transfer_{num_bytes // MB}MB", b.graph_def, [init], f"{out}:0",
-                    float(n), num_bytes=num_bytes)
+    return Workload(
+        f"transfer_{num_bytes // MB}MB",
+        b.graph_def,
+        [init],
+        f"{out}:0",
+        float(n),
+        num_bytes=num_bytes,
+    )
 
 
 def chain(length: int = 1000) -> Workload:
@@ -150,8 +168,14 @@ def chain(length: int = 1000) -> Workload:
     prev = x
     for k in range(length):
         prev = b.binary(f"add_{k}", "AddV2", prev, x, w0)
-    return Workload(f"chain{length}", b.graph_def, [], f"{prev}:0", float(length + 1),
-                    feeds={"x:0": np.float32(1.0)})
+    return Workload(
+        f"chain{length}",
+        b.graph_def,
+        [],
+        f"{prev}:0",
+        float(length + 1),
+        feeds={"x:0": np.float32(1.0)},
+    )
 
 
 def mlp(layers: int = 4, width: int = 1024, batch: int = 256) -> Workload:
@@ -163,10 +187,20 @@ def mlp(layers: int = 4, width: int = 1024, batch: int = 256) -> Workload:
     for k in range(layers):
         dev = worker(k % 2)
         var = b.variable(f"w{k}", (width, width), dev)
-        inits.append(b.assign(f"w{k}/init", var,
-                              b.fill(f"w{k}/value", (width, width), 1.0 / width, dev), dev))
-        mm = b.op(f"mm{k}", "MatMul", [h, b.read(f"w{k}/read", var, dev)], dev,
-                  T=(F, "type"), transpose_a=(False, "bool"), transpose_b=(False, "bool"))
+        inits.append(
+            b.assign(
+                f"w{k}/init", var, b.fill(f"w{k}/value", (width, width), 1.0 / width, dev), dev
+            )
+        )
+        mm = b.op(
+            f"mm{k}",
+            "MatMul",
+            [h, b.read(f"w{k}/read", var, dev)],
+            dev,
+            T=(F, "type"),
+            transpose_a=(False, "bool"),
+            transpose_b=(False, "bool"),
+        )
         h = b.op(f"relu{k}", "Relu", [mm], dev, T=(F, "type"))
     out = b.sum_all("out", h, 2, worker(0))
     return Workload("mlp", b.graph_def, inits, f"{out}:0", float(batch * width))
@@ -180,8 +214,13 @@ def fanout(num_workers: int) -> Workload:
         c = b.const(f"c{t}", np.float32(t + 1), worker(t))
         parts.append(b.op(f"id{t}", "Identity", [c], worker(t), T=(F, "type")))
     out = b.op("sum", "AddN", parts, worker(0), T=(F, "type"), N=(num_workers, "int"))
-    return Workload(f"fanout_{num_workers}", b.graph_def, [], f"{out}:0",
-                    float(num_workers * (num_workers + 1) // 2))
+    return Workload(
+        f"fanout_{num_workers}",
+        b.graph_def,
+        [],
+        f"{out}:0",
+        float(num_workers * (num_workers + 1) // 2),
+    )
 
 
 def control_inputs(num_inputs: int = 100_000) -> Any:

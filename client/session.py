@@ -678,7 +678,10 @@ class Session(BaseSession):
     FLOWRT_TLS_CA / FLOWRT_AUTH_TOKEN ..., else insecure as TensorFlow's client)."""
 
     def __init__(
-        self, target: str = "", graph: _ops.Graph | None = None, config: Any = None,
+        self,
+        target: str = "",
+        graph: _ops.Graph | None = None,
+        config: Any = None,
         credentials: Any = None,
     ) -> None:
         super().__init__(target, graph, config)

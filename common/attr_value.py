@@ -158,9 +158,7 @@ def _case_type(av: AttrValue) -> str:
     return _TYPE_OF_FIELD.get(case or "", case or "unset")
 
 
-def attrs_to_python(
-    attr_protos: Mapping[str, AttrValue], op_def: OpDef | None
-) -> dict[str, Any]:
+def attrs_to_python(attr_protos: Mapping[str, AttrValue], op_def: OpDef | None) -> dict[str, Any]:
     """A node's attrs as Python values, typed by the OpDef where it declares the attr,
     with the OpDef's defaults filled in for attrs the NodeDef omits (TF strips
     default-valued attrs when shipping partitions)."""

@@ -128,22 +128,39 @@ def add_limit_flags(p: argparse.ArgumentParser) -> None:
 def add_security_flags(p: argparse.ArgumentParser) -> None:
     """TLS and tokens (common.credentials; environment variables when a flag is absent)."""
     g = p.add_argument_group("security (see README, Security)")
-    g.add_argument("--tls-cert", default=None, help="PEM certificate this task presents "
-                   "(serves TLS; env FLOWRT_TLS_CERT)")
-    g.add_argument("--tls-key", default=None, help="PEM private key of --tls-cert "
-                   "(env FLOWRT_TLS_KEY)")
-    g.add_argument("--tls-ca", default=None, help="PEM CA: servers it signed are trusted, and "
-                   "clients must present a certificate it signed (mutual TLS; env FLOWRT_TLS_CA)")
-    g.add_argument("--auth-token-file", default=None, help="file holding the cluster's shared "
-                   "token, required on every call (env FLOWRT_AUTH_TOKEN[_FILE])")
-    g.add_argument("--admin-token-file", default=None, help="file holding the admin token "
-                   "Reset and CleanupAll need (env FLOWRT_ADMIN_TOKEN[_FILE])")
+    g.add_argument(
+        "--tls-cert",
+        default=None,
+        help="PEM certificate this task presents (serves TLS; env FLOWRT_TLS_CERT)",
+    )
+    g.add_argument(
+        "--tls-key", default=None, help="PEM private key of --tls-cert (env FLOWRT_TLS_KEY)"
+    )
+    g.add_argument(
+        "--tls-ca",
+        default=None,
+        help="PEM CA: servers it signed are trusted, and "
+        "clients must present a certificate it signed (mutual TLS; env FLOWRT_TLS_CA)",
+    )
+    g.add_argument(
+        "--auth-token-file",
+        default=None,
+        help="file holding the cluster's shared "
+        "token, required on every call (env FLOWRT_AUTH_TOKEN[_FILE])",
+    )
+    g.add_argument(
+        "--admin-token-file",
+        default=None,
+        help="file holding the admin token "
+        "Reset and CleanupAll need (env FLOWRT_ADMIN_TOKEN[_FILE])",
+    )
 
 
 def credentials_from(args: argparse.Namespace) -> credentials.Credentials:
     """The process's Credentials from the security flags (InvalidArgument if unreadable)."""
-    return credentials.load(args.tls_cert, args.tls_key, args.tls_ca, args.auth_token_file,
-                            args.admin_token_file)
+    return credentials.load(
+        args.tls_cert, args.tls_key, args.tls_ca, args.auth_token_file, args.admin_token_file
+    )
 
 
 def apply_limit_flags(args: argparse.Namespace, log: logging.Logger) -> None:
@@ -152,8 +169,12 @@ def apply_limit_flags(args: argparse.Namespace, log: logging.Logger) -> None:
     file_access.set_root(args.file_root)
     op_policy.set_denied(args.deny_ops)
     op_policy.set_max_graph_nodes(args.max_graph_nodes)
-    log.info("memory limit %d MiB; file root %s; %d ops denied", memory.limit() >> 20,
-             file_access.root() or "none (any path)", len(op_policy.denied()))
+    log.info(
+        "memory limit %d MiB; file root %s; %d ops denied",
+        memory.limit() >> 20,
+        file_access.root() or "none (any path)",
+        len(op_policy.denied()),
+    )
 
 
 def _ops_spec(text: str) -> frozenset[str]:
@@ -284,8 +305,12 @@ def serve(
     server.start()
     print(f"{name} listening on {address()}", file=sys.stderr, flush=True)
     task = getattr(server, "task_name", name)
-    log.info("%s started on %s", task, address(),
-             extra={"event": "task_start", "task": task, "address": address()})
+    log.info(
+        "%s started on %s",
+        task,
+        address(),
+        extra={"event": "task_start", "task": task, "address": address()},
+    )
     while not stop.wait(1.0):
         pass
     log.info("%s shutting down", name)

@@ -43,9 +43,11 @@ class Credentials:
         return self.tls or self.token is not None
 
     def __repr__(self) -> str:  # never print secrets
-        parts = [f"tls={'mutual' if self.ca and self.cert else self.tls}",
-                 f"token={'set' if self.token else 'none'}",
-                 f"admin_token={'set' if self.admin_token else 'none'}"]
+        parts = [
+            f"tls={'mutual' if self.ca and self.cert else self.tls}",
+            f"token={'set' if self.token else 'none'}",
+            f"admin_token={'set' if self.admin_token else 'none'}",
+        ]
         return f"Credentials({', '.join(parts)})"
 
 

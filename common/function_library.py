@@ -179,7 +179,7 @@ class FunctionLibrary:
                     state[path.pop()] = 2
                     continue
                 if state.get(callee) == 1:
-                    cycle = path[path.index(callee):] + [callee]
+                    cycle = path[path.index(callee) :] + [callee]
                     raise InvalidArgumentError(
                         f"Function '{callee}' is recursive ({' -> '.join(cycle)}): "
                         "recursive functions are not supported"

@@ -442,6 +442,7 @@ class FunctionRuntime:
             )
             for dev, _ in plan.items
         ]
+
         def abort_all(error: OpError) -> None:
             if len(steps) > 1:
                 for s in steps:

@@ -41,8 +41,24 @@ ProcessCollector(registry=REGISTRY)
 
 # Seconds: 0.1 ms (a trivial step on one host) to 60 s (a long training step).
 STEP_BUCKETS = (
-    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
-    0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
+    0.0001,
+    0.00025,
+    0.0005,
+    0.001,
+    0.0025,
+    0.005,
+    0.01,
+    0.025,
+    0.05,
+    0.1,
+    0.25,
+    0.5,
+    1.0,
+    2.5,
+    5.0,
+    10.0,
+    30.0,
+    60.0,
 )
 OK = "ok"
 # How a worker got a tensor from another task (worker.remote_rendezvous): gRPC (our
@@ -53,25 +69,29 @@ TRANSPORTS = ("grpc", "local", "shm", "in_process")
 
 # -- master ---------------------------------------------------------------------------------
 MASTER_SESSIONS = Gauge(
-    "flowrt_master_sessions", "Open master sessions (CreateSession not yet closed).",
+    "flowrt_master_sessions",
+    "Open master sessions (CreateSession not yet closed).",
     registry=REGISTRY,
 )
 MASTER_STEPS = Counter(
     "flowrt_master_steps",
-    'Steps run by the master (RunStep, partial-run calls included, and RunCallable), by '
+    "Steps run by the master (RunStep, partial-run calls included, and RunCallable), by "
     'outcome: "ok" or TensorFlow\'s error code name.',
-    ["outcome"], registry=REGISTRY,
+    ["outcome"],
+    registry=REGISTRY,
 )
 MASTER_STEP_SECONDS = Histogram(
     "flowrt_master_step_seconds",
     "Time of the master's successful steps, from the request to the fetched values.",
-    buckets=STEP_BUCKETS, registry=REGISTRY,
+    buckets=STEP_BUCKETS,
+    registry=REGISTRY,
 )
 MASTER_PLAN_SECONDS = Histogram(
     "flowrt_master_plan_seconds",
     "Time to plan a new (feeds, fetches, targets) signature: rewrite, optimize, place, "
     "partition (registration with the workers not included).",
-    buckets=STEP_BUCKETS, registry=REGISTRY,
+    buckets=STEP_BUCKETS,
+    registry=REGISTRY,
 )
 MASTER_PARTITIONS_REGISTERED = Counter(
     "flowrt_master_partitions_registered",
@@ -85,11 +105,14 @@ WORKER_RUN_GRAPH = Counter(
     "flowrt_worker_run_graph",
     'RunGraph calls served (partial-run calls included), by outcome: "ok" or TensorFlow\'s '
     "error code name.",
-    ["outcome"], registry=REGISTRY,
+    ["outcome"],
+    registry=REGISTRY,
 )
 WORKER_RUN_GRAPH_SECONDS = Histogram(
-    "flowrt_worker_run_graph_seconds", "Time of the worker's successful RunGraph calls.",
-    buckets=STEP_BUCKETS, registry=REGISTRY,
+    "flowrt_worker_run_graph_seconds",
+    "Time of the worker's successful RunGraph calls.",
+    buckets=STEP_BUCKETS,
+    registry=REGISTRY,
 )
 WORKER_REGISTERED_GRAPHS = Gauge(
     "flowrt_worker_registered_graphs",
@@ -104,7 +127,9 @@ WORKER_LIVE_STEPS = Gauge(
     registry=REGISTRY,
 )
 WORKER_ACTIVE_STEPS = Gauge(
-    "flowrt_worker_active_steps", "RunGraph calls in flight on the worker.", registry=REGISTRY,
+    "flowrt_worker_active_steps",
+    "RunGraph calls in flight on the worker.",
+    registry=REGISTRY,
 )
 WORKER_ABORTED_STEPS = Counter(
     "flowrt_worker_aborted_steps",
@@ -116,20 +141,22 @@ WORKER_RECV_BYTES = Counter(
     "flowrt_worker_recv_bytes",
     "Bytes of tensors the worker received from other tasks (RecvTensor), by transport; "
     "tensors of strings, resources and variants count 0 bytes.",
-    ["transport"], registry=REGISTRY,
+    ["transport"],
+    registry=REGISTRY,
 )
 WORKER_SENT_BYTES = Counter(
     "flowrt_worker_sent_bytes",
     "Bytes of tensors the worker sent to other tasks (answering RecvTensor), by the call "
     "that carried them: grpc or local (a shared-memory tensor counts under its call); "
     "tensors of strings, resources and variants count 0 bytes.",
-    ["transport"], registry=REGISTRY,
+    ["transport"],
+    registry=REGISTRY,
 )
 WORKER_RECV_TENSORS = Counter(
     "flowrt_worker_recv_tensors",
-    "Tensors the worker received from other tasks (RecvTensor, dead ones included), by "
-    "transport.",
-    ["transport"], registry=REGISTRY,
+    "Tensors the worker received from other tasks (RecvTensor, dead ones included), by transport.",
+    ["transport"],
+    registry=REGISTRY,
 )
 
 # Children bound once: the hot path skips labels()' lookup. Every transport and the "ok"

@@ -16,14 +16,36 @@ from typing import Any
 from common.errors import InvalidArgumentError, PermissionDeniedError, ResourceExhaustedError
 
 # Ops that read, write or list files on the task.
-SAFE = frozenset({
-    "ReadFile", "WriteFile", "MatchingFiles", "Save", "SaveSlices", "SaveV2", "Restore",
-    "RestoreSlice", "RestoreV2", "MergeV2Checkpoints", "TFRecordDataset", "TFRecordDatasetV2",
-    "TextLineDataset", "TextLineDatasetV2", "FixedLengthRecordDataset",
-    "FixedLengthRecordDatasetV2", "TFRecordReader", "TFRecordReaderV2", "TextLineReader",
-    "TextLineReaderV2", "WholeFileReader", "WholeFileReaderV2", "FixedLengthRecordReader",
-    "FixedLengthRecordReaderV2", "FixedUnigramCandidateSampler", "PrintV2",
-})
+SAFE = frozenset(
+    {
+        "ReadFile",
+        "WriteFile",
+        "MatchingFiles",
+        "Save",
+        "SaveSlices",
+        "SaveV2",
+        "Restore",
+        "RestoreSlice",
+        "RestoreV2",
+        "MergeV2Checkpoints",
+        "TFRecordDataset",
+        "TFRecordDatasetV2",
+        "TextLineDataset",
+        "TextLineDatasetV2",
+        "FixedLengthRecordDataset",
+        "FixedLengthRecordDatasetV2",
+        "TFRecordReader",
+        "TFRecordReaderV2",
+        "TextLineReader",
+        "TextLineReaderV2",
+        "WholeFileReader",
+        "WholeFileReaderV2",
+        "FixedLengthRecordReader",
+        "FixedLengthRecordReaderV2",
+        "FixedUnigramCandidateSampler",
+        "PrintV2",
+    }
+)
 PROFILES = {"safe": SAFE, "none": frozenset()}
 
 _denied: frozenset[str] = frozenset()
@@ -33,7 +55,7 @@ _max_nodes = DEFAULT_MAX_GRAPH_NODES
 
 
 def parse(spec: str) -> frozenset[str]:
-    """"safe", "none", or comma-separated op names (profiles may be mixed in)."""
+    """ "safe", "none", or comma-separated op names (profiles may be mixed in)."""
     out: set[str] = set()
     for item in (s.strip() for s in spec.split(",")):
         if not item:

@@ -392,10 +392,22 @@ class _Partitioner:
         return out
 
 
-_CONTROL_FLOW_OPS = frozenset({
-    "Switch", "RefSwitch", "Merge", "RefMerge", "Enter", "RefEnter", "Exit", "RefExit",
-    "NextIteration", "RefNextIteration", "LoopCond", "ControlTrigger",
-})
+_CONTROL_FLOW_OPS = frozenset(
+    {
+        "Switch",
+        "RefSwitch",
+        "Merge",
+        "RefMerge",
+        "Enter",
+        "RefEnter",
+        "Exit",
+        "RefExit",
+        "NextIteration",
+        "RefNextIteration",
+        "LoopCond",
+        "ControlTrigger",
+    }
+)
 
 
 def merge_control_inputs(graph: Graph, loc: NodeToLoc, new_name: NewName) -> int:
@@ -422,8 +434,14 @@ def merge_control_inputs(graph: Graph, loc: NodeToLoc, new_name: NewName) -> int
             if len(edges) < 2:
                 continue
             device = edges[0].src.assigned_device
-            joined = graph.add_node(new_name(f"{dst.name}/control_inputs"), "NoOp", {}, device,
-                                    input_types=(), output_types=())
+            joined = graph.add_node(
+                new_name(f"{dst.name}/control_inputs"),
+                "NoOp",
+                {},
+                device,
+                input_types=(),
+                output_types=(),
+            )
             joined.assigned_device = device
             graph.remove_edges(edges)
             for e in edges:

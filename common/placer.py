@@ -191,7 +191,9 @@ class _Placer:
         log.debug(
             "Ignoring device specification %s for node '%s' because the input edge from "
             "'%s' is a reference connection and already has a device field set to %s",
-            device_name.to_string(dst_group.spec), dst.name, src.name,
+            device_name.to_string(dst_group.spec),
+            dst.name,
+            src.name,
             device_name.to_string(src_group.spec),
         )
         dst_group.spec = src_group.spec

@@ -91,6 +91,7 @@ class ExecutorGroup:
             )
             for device, _ in self.items
         ]
+
         def abort_all(error: OpError) -> None:
             for s in steps:
                 s.abort(error)
@@ -150,7 +151,8 @@ class Session:
         self._optimizer_options = _optimizer_options(optimize, config)
         self._rewrite_options = (
             config.graph_options.rewrite_options
-            if config is not None and optimize is not False else None
+            if config is not None and optimize is not False
+            else None
         )
         self._disable_partition_graphs = bool(
             config is not None and config.experimental.disable_output_partition_graphs
@@ -269,7 +271,9 @@ class Session:
         # Always: with optimization off, only the functional-op lowering runs.
         options = self._optimizer_options
         optimize_graph(
-            graph, options=options if options is not None else disabled_options(), keep=targets,
+            graph,
+            options=options if options is not None else disabled_options(),
+            keep=targets,
             rewrite_options=self._rewrite_options,
         )
         place(
@@ -285,8 +289,9 @@ class Session:
             new_name=lambda prefix: f"{prefix}/_{next(names)}",
         )
         group = ExecutorGroup.from_partitions(partitions, self._devices_by_name, self._scope)
-        runtime = FunctionRuntime(graph.flib, self.devices,
-                                  allow_soft_placement=self._allow_soft_placement)
+        runtime = FunctionRuntime(
+            graph.flib, self.devices, allow_soft_placement=self._allow_soft_placement
+        )
         return _Signature(group, list(result.feed_types), runtime)
 
     def close(self) -> None:
@@ -390,4 +395,3 @@ def to_savable(value: Any) -> np.ndarray:
         kind = np.float32 if arr.dtype.kind == "V" or "float" in arr.dtype.name else np.int8
         return arr.astype(kind)
     return arr
-

@@ -50,12 +50,18 @@ def task_stats() -> dict[str, Any]:
         "steps_in_flight": int(_value("flowrt_worker_active_steps")),
         "live_steps": int(_value("flowrt_worker_live_steps")),
         "run_graph_ok": int(_value("flowrt_worker_run_graph_total", {"outcome": metrics.OK})),
-        "recv_bytes": {t: int(_value("flowrt_worker_recv_bytes_total", {"transport": t}))
-                       for t in metrics.TRANSPORTS},
-        "sent_bytes": {t: int(_value("flowrt_worker_sent_bytes_total", {"transport": t}))
-                       for t in ("grpc", "local")},
-        "recv_tensors": {t: int(_value("flowrt_worker_recv_tensors_total", {"transport": t}))
-                         for t in metrics.TRANSPORTS},
+        "recv_bytes": {
+            t: int(_value("flowrt_worker_recv_bytes_total", {"transport": t}))
+            for t in metrics.TRANSPORTS
+        },
+        "sent_bytes": {
+            t: int(_value("flowrt_worker_sent_bytes_total", {"transport": t}))
+            for t in ("grpc", "local")
+        },
+        "recv_tensors": {
+            t: int(_value("flowrt_worker_recv_tensors_total", {"transport": t}))
+            for t in metrics.TRANSPORTS
+        },
     }
 
 

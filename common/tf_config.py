@@ -100,7 +100,7 @@ def parse(text: str, job: str | None = None, task: int | None = None) -> TaskCon
 
 def _task(task: Any) -> tuple[str, int]:
     if not isinstance(task, Mapping):
-        raise InvalidArgumentError(f"{ENV}: 'task' must be {{\"type\": JOB, \"index\": N}}")
+        raise InvalidArgumentError(f'{ENV}: \'task\' must be {{"type": JOB, "index": N}}')
     job = task.get("type")
     index = task.get("index", 0)
     if not isinstance(job, str) or not job:

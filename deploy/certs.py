@@ -40,8 +40,10 @@ def _key() -> ec.EllipticCurvePrivateKey:
 
 
 def _alt_names(host: str) -> list[x509.GeneralName]:
-    names: list[x509.GeneralName] = [x509.DNSName("localhost"),
-                                     x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+    names: list[x509.GeneralName] = [
+        x509.DNSName("localhost"),
+        x509.IPAddress(ipaddress.ip_address("127.0.0.1")),
+    ]
     try:
         ip = ipaddress.ip_address(host.strip("[]"))
     except ValueError:
@@ -66,10 +68,17 @@ def make_ca() -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
         .not_valid_after(now + datetime.timedelta(days=VALID_DAYS))
         .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
         .add_extension(
-            x509.KeyUsage(digital_signature=True, key_cert_sign=True, crl_sign=True,
-                          content_commitment=False, key_encipherment=False,
-                          data_encipherment=False, key_agreement=False,
-                          encipher_only=False, decipher_only=False),
+            x509.KeyUsage(
+                digital_signature=True,
+                key_cert_sign=True,
+                crl_sign=True,
+                content_commitment=False,
+                key_encipherment=False,
+                data_encipherment=False,
+                key_agreement=False,
+                encipher_only=False,
+                decipher_only=False,
+            ),
             critical=True,
         )
         .sign(key, hashes.SHA256())
@@ -94,8 +103,9 @@ def make_leaf(
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
         .add_extension(x509.SubjectAlternativeName(_alt_names(host)), critical=False)
         .add_extension(
-            x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH,
-                                   ExtendedKeyUsageOID.CLIENT_AUTH]),
+            x509.ExtendedKeyUsage(
+                [ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH]
+            ),
             critical=False,
         )
         .sign(ca_key, hashes.SHA256())
@@ -109,12 +119,19 @@ def _write(path: Path, data: bytes, private: bool = False) -> None:
         os.chmod(path, 0o600)
 
 
-def _write_pair(out: Path, stem: str, cert: x509.Certificate, key: ec.EllipticCurvePrivateKey
-                ) -> None:
+def _write_pair(
+    out: Path, stem: str, cert: x509.Certificate, key: ec.EllipticCurvePrivateKey
+) -> None:
     _write(out / f"{stem}.pem", cert.public_bytes(serialization.Encoding.PEM))
-    _write(out / f"{stem}.key", key.private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption()), private=True)
+    _write(
+        out / f"{stem}.key",
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        ),
+        private=True,
+    )
 
 
 def make_cluster_certs(cluster: ClusterSpec, out: Path) -> list[str]:
@@ -148,6 +165,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OpError as e:
         print(f"error: {e.message}", file=sys.stderr)
         return 2
-    print(f"wrote ca.pem, {', '.join(s + '.pem' for s in stems)}, their keys, token and "
-          f"admin_token to {args.out}")
+    print(
+        f"wrote ca.pem, {', '.join(s + '.pem' for s in stems)}, their keys, token and "
+        f"admin_token to {args.out}"
+    )
     return 0

@@ -50,16 +50,20 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 
 def cluster_dict(
-    jobs: dict[str, int], host: str = "127.0.0.1", ports: Sequence[int] | None = None,
-    layout: str = "master", hosts: Sequence[str] | None = None,
+    jobs: dict[str, int],
+    host: str = "127.0.0.1",
+    ports: Sequence[int] | None = None,
+    layout: str = "master",
+    hosts: Sequence[str] | None = None,
 ) -> dict:
     """A cluster file's content: a master (layout "master") and `jobs[job]` tasks per job
     on `host` (or one host each from `hosts`), at `ports` in that order (the master
     first), else on free ports (netns.PORT on hosts of their own)."""
     count = sum(jobs.values()) + (layout == "master")
     if ports is not None and len(ports) != count:
-        raise ValueError(f"{count} ports needed (master first, then each job's tasks), "
-                         f"got {len(ports)}")
+        raise ValueError(
+            f"{count} ports needed (master first, then each job's tasks), got {len(ports)}"
+        )
     if hosts is not None and len(hosts) != count:
         raise ValueError(f"{count} hosts needed, got {len(hosts)}")
     if ports is None:
@@ -70,8 +74,12 @@ def cluster_dict(
     return data
 
 
-def write_cluster_file(path: str | Path, jobs: dict[str, int], host: str = "127.0.0.1",
-                       ports: Sequence[int] | None = None) -> dict:
+def write_cluster_file(
+    path: str | Path,
+    jobs: dict[str, int],
+    host: str = "127.0.0.1",
+    ports: Sequence[int] | None = None,
+) -> dict:
     """A cluster file with a master and `jobs[job]` tasks per job on free ports of `host`."""
     data = cluster_dict(jobs, host, ports)
     Path(path).write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
@@ -80,16 +88,15 @@ def write_cluster_file(path: str | Path, jobs: dict[str, int], host: str = "127.
 
 def tf_config_env(data: dict, job: str, task: int) -> dict[str, str]:
     """The TF_CONFIG a task of a cluster dict gets, as an environment entry."""
-    return {"TF_CONFIG": json.dumps(
-        {"cluster": data["jobs"], "task": {"type": job, "index": task}})}
+    return {
+        "TF_CONFIG": json.dumps({"cluster": data["jobs"], "task": {"type": job, "index": task}})
+    }
 
 
 def child_env() -> dict[str, str]:
     """The environment for a task: this checkout importable even when not installed."""
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(
-        p for p in (str(REPO_ROOT), env.get("PYTHONPATH", "")) if p
-    )
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), env.get("PYTHONPATH", "")) if p)
     env.setdefault("PYTHONUNBUFFERED", "1")
     return env
 
@@ -97,8 +104,9 @@ def child_env() -> dict[str, str]:
 class Task:
     """One child process; its stderr is echoed (prefixed) and scanned for "listening on"."""
 
-    def __init__(self, name: str, argv: Sequence[str], log: IO[str] | None,
-                 env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, name: str, argv: Sequence[str], log: IO[str] | None, env: dict[str, str] | None = None
+    ) -> None:
         self.name = name
         self.argv = list(argv)
         self.listening = threading.Event()
@@ -106,8 +114,12 @@ class Task:
         self.lines: list[str] = []
         self._log = log
         self.proc = subprocess.Popen(
-            self.argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-            cwd=REPO_ROOT, env={**child_env(), **(env or {})},
+            self.argv,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=REPO_ROOT,
+            env={**child_env(), **(env or {})},
         )
         self._reader = threading.Thread(target=self._read, name=f"log-{name}", daemon=True)
         self._reader.start()
@@ -127,8 +139,7 @@ class Task:
     def wait_listening(self, timeout: float) -> None:
         if not self.listening.wait(timeout) or not self.address:
             tail = "\n".join(self.lines[-20:])
-            raise RuntimeError(
-                f"{self.name} did not start (exit code {self.proc.poll()}):\n{tail}")
+            raise RuntimeError(f"{self.name} did not start (exit code {self.proc.poll()}):\n{tail}")
 
     def stop(self, grace: float = STOP_GRACE_S) -> int:
         """SIGTERM, wait up to `grace`, then SIGKILL; the exit code."""
@@ -151,8 +162,17 @@ class Task:
 
 
 def worker_argv(cluster_file: str | Path, job: str, task: int) -> list[str]:
-    return [sys.executable, "-m", "worker", "--cluster", str(cluster_file), "--job", job,
-            "--task", str(task)]
+    return [
+        sys.executable,
+        "-m",
+        "worker",
+        "--cluster",
+        str(cluster_file),
+        "--job",
+        job,
+        "--task",
+        str(task),
+    ]
 
 
 def master_argv(cluster_file: str | Path, *extra: str) -> list[str]:
@@ -168,10 +188,18 @@ class LocalCluster:
     """Master + worker tasks as child processes on loopback (or, in TensorFlow's layout,
     `python -m server` tasks given only TF_CONFIG)."""
 
-    def __init__(self, jobs: dict[str, int] | None = None, workdir: str | Path | None = None,
-                 log: IO[str] | None = None, master_args: Sequence[str] = (),
-                 worker_args: Sequence[str] = (), *, layout: str = "master",
-                 ports: Sequence[int] | None = None, netns: NetnsBed | None = None) -> None:
+    def __init__(
+        self,
+        jobs: dict[str, int] | None = None,
+        workdir: str | Path | None = None,
+        log: IO[str] | None = None,
+        master_args: Sequence[str] = (),
+        worker_args: Sequence[str] = (),
+        *,
+        layout: str = "master",
+        ports: Sequence[int] | None = None,
+        netns: NetnsBed | None = None,
+    ) -> None:
         self.jobs = jobs or {"worker": 2, "ps": 1}
         self.layout = layout
         self.ports = list(ports) if ports is not None else None
@@ -211,16 +239,20 @@ class LocalCluster:
 
     def start(self, timeout: float = START_TIMEOUT_S) -> LocalCluster:
         names = ["master"] * (self.layout == "master") + [
-            f"{job}{i}" for job, n in self.jobs.items() for i in range(n)]
+            f"{job}{i}" for job, n in self.jobs.items() for i in range(n)
+        ]
         self.hosts = {name: k for k, name in enumerate(names)}
         self.spec = cluster_dict(
-            self.jobs, ports=self.ports, layout=self.layout,
-            hosts=self.netns.addresses[: len(names)] if self.netns else None)
+            self.jobs,
+            ports=self.ports,
+            layout=self.layout,
+            hosts=self.netns.addresses[: len(names)] if self.netns else None,
+        )
         if self.layout == "master":  # TF's layout gets TF_CONFIG only: no file
-            self.cluster_file.write_text(yaml.safe_dump(self.spec, sort_keys=False),
-                                         encoding="utf-8")
-        self._reaper = Reaper([str(self.workdir)] if self._tmp else [], child_env(),
-                              str(REPO_ROOT))
+            self.cluster_file.write_text(
+                yaml.safe_dump(self.spec, sort_keys=False), encoding="utf-8"
+            )
+        self._reaper = Reaper([str(self.workdir)] if self._tmp else [], child_env(), str(REPO_ROOT))
         if self.netns is not None and self.netns.owner is self:
             self._reaper.watch_netns(self.netns.created, self.netns.links)
         try:
@@ -252,8 +284,9 @@ class LocalCluster:
         """(Re)start a worker task on its cluster-file address (with `worker_args`)."""
         name = f"{job}{index}"
         if self.layout == "tensorflow":
-            task = self._spawn(name, server_argv(*self.worker_args),
-                               tf_config_env(self.spec, job, index))
+            task = self._spawn(
+                name, server_argv(*self.worker_args), tf_config_env(self.spec, job, index)
+            )
         else:
             argv = [*worker_argv(self.cluster_file, job, index), *self.worker_args]
             task = self._spawn(name, argv)
@@ -298,25 +331,44 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         description="Start a local cluster (master, 2 workers, 1 ps) on loopback with the "
         "same commands a user runs, run examples/demo.py against it, and stop it.",
     )
-    p.add_argument("--stay-up", action="store_true",
-                   help="after the demo keep the cluster running until Ctrl-C; prints the "
-                   "grpc:// target for clients")
+    p.add_argument(
+        "--stay-up",
+        action="store_true",
+        help="after the demo keep the cluster running until Ctrl-C; prints the "
+        "grpc:// target for clients",
+    )
     p.add_argument("--no-demo", action="store_true", help="skip the demo")
     p.add_argument("--steps", type=int, default=3, help="demo steps (default 3)")
     p.add_argument("--quiet", action="store_true", help="do not echo the tasks' logs")
-    p.add_argument("--layout", choices=["master", "tensorflow"], default="master",
-                   help="master: a master process and worker tasks (default); tensorflow: "
-                   "every task is `python -m server` given only TF_CONFIG, clients dial "
-                   "worker 0")
-    p.add_argument("--netns", action="store_true",
-                   help="each task on a host of its own: a Linux network namespace with its "
-                   "own address on a private bridge (needs root and iproute2)")
-    p.add_argument("--dashboard-port", type=int, default=0, metavar="PORT",
-                   help="the master's web dashboard on this port (default 0: a free one; "
-                   "its URL is printed); -1 turns it off (layout master only)")
-    p.add_argument("--ports", default=None, metavar="P,P,...",
-                   help="fixed ports instead of free ones: the master's first (layout "
-                   "master), then worker 0, worker 1, ps 0")
+    p.add_argument(
+        "--layout",
+        choices=["master", "tensorflow"],
+        default="master",
+        help="master: a master process and worker tasks (default); tensorflow: "
+        "every task is `python -m server` given only TF_CONFIG, clients dial "
+        "worker 0",
+    )
+    p.add_argument(
+        "--netns",
+        action="store_true",
+        help="each task on a host of its own: a Linux network namespace with its "
+        "own address on a private bridge (needs root and iproute2)",
+    )
+    p.add_argument(
+        "--dashboard-port",
+        type=int,
+        default=0,
+        metavar="PORT",
+        help="the master's web dashboard on this port (default 0: a free one; "
+        "its URL is printed); -1 turns it off (layout master only)",
+    )
+    p.add_argument(
+        "--ports",
+        default=None,
+        metavar="P,P,...",
+        help="fixed ports instead of free ones: the master's first (layout "
+        "master), then worker 0, worker 1, ps 0",
+    )
     args = p.parse_args(argv)
     if args.ports is not None:
         try:
@@ -344,30 +396,40 @@ def main(argv: Sequence[str] | None = None) -> int:
     master_args = ["--dashboard-port", str(args.dashboard_port)] if dashboard else []
     if dashboard and bed is not None:
         master_args += ["--dashboard-host", "0.0.0.0"]  # reachable from the host's side
-    cluster = LocalCluster(log=log, layout=args.layout, ports=args.ports, netns=bed,
-                           master_args=master_args)
+    cluster = LocalCluster(
+        log=log, layout=args.layout, ports=args.ports, netns=bed, master_args=master_args
+    )
     if bed is not None:
         bed.owner = cluster  # the cluster's stop (or its watchdog) deletes the namespaces
     t0 = time.monotonic()
     cluster.start()
     code = 0
     try:
-        where = (f"cluster file {cluster.cluster_file}" if args.layout == "master"
-                 else "tasks given TF_CONFIG")
-        print(f"cluster up in {time.monotonic() - t0:.1f}s: master at {cluster.target}; "
-              f"{where}", flush=True)
+        where = (
+            f"cluster file {cluster.cluster_file}"
+            if args.layout == "master"
+            else "tasks given TF_CONFIG"
+        )
+        print(
+            f"cluster up in {time.monotonic() - t0:.1f}s: master at {cluster.target}; {where}",
+            flush=True,
+        )
         if dashboard:
             print(f"dashboard: {cluster.dashboard_url()}", flush=True)
         if not args.no_demo:
             demo = subprocess.Popen(
-                [sys.executable, str(DEMO), "--target", cluster.target, "--steps",
-                 str(args.steps)], cwd=REPO_ROOT, env=child_env(),
+                [sys.executable, str(DEMO), "--target", cluster.target, "--steps", str(args.steps)],
+                cwd=REPO_ROOT,
+                env=child_env(),
             )
             cluster.watch(demo.pid)
             code = demo.wait()
         if args.stay_up:
-            print(f"cluster is up; connect with tf.compat.v1.Session({cluster.target!r}). "
-                  "Ctrl-C stops it.", flush=True)
+            print(
+                f"cluster is up; connect with tf.compat.v1.Session({cluster.target!r}). "
+                "Ctrl-C stops it.",
+                flush=True,
+            )
             while not stop.wait(1.0):
                 if any(t.proc.poll() is not None for t in cluster.tasks.values()):
                     print("a task exited; stopping the cluster", flush=True)

@@ -96,8 +96,18 @@ class NetnsBed:
                 _ip("-n", ns, "addr", "add", f"{address}/24", "dev", "eth0")
                 _ip("-n", ns, "link", "set", "eth0", "up")
             # This namespace's cable: a test process dials the tasks as a client host.
-            _ip("link", "add", f"{self.tag}c", "type", "veth", "peer", "name", f"{self.tag}cb",
-                "netns", self.hub)
+            _ip(
+                "link",
+                "add",
+                f"{self.tag}c",
+                "type",
+                "veth",
+                "peer",
+                "name",
+                f"{self.tag}cb",
+                "netns",
+                self.hub,
+            )
             _ip("-n", self.hub, "link", "set", f"{self.tag}cb", "master", "br0", "up")
             _ip("addr", "add", f"{self.client_address}/24", "dev", f"{self.tag}c")
             _ip("link", "set", f"{self.tag}c", "up")
@@ -107,8 +117,20 @@ class NetnsBed:
         return self
 
     def _cable(self, hub_end: str, host_end: str, ns: str) -> None:
-        _ip("-n", self.hub, "link", "add", hub_end, "type", "veth", "peer", "name", host_end,
-            "netns", ns)
+        _ip(
+            "-n",
+            self.hub,
+            "link",
+            "add",
+            hub_end,
+            "type",
+            "veth",
+            "peer",
+            "name",
+            host_end,
+            "netns",
+            ns,
+        )
         _ip("-n", self.hub, "link", "set", hub_end, "master", "br0", "up")
 
     def prefix(self, host: int) -> list[str]:
@@ -137,8 +159,22 @@ class NetnsBed:
             if peer == host:
                 continue
             if peer in peers:
-                _run(["ip", "-n", ns, "neigh", "replace", address, "lladdr", _NOWHERE,
-                      "nud", "permanent", "dev", "eth0"])
+                _run(
+                    [
+                        "ip",
+                        "-n",
+                        ns,
+                        "neigh",
+                        "replace",
+                        address,
+                        "lladdr",
+                        _NOWHERE,
+                        "nud",
+                        "permanent",
+                        "dev",
+                        "eth0",
+                    ]
+                )
             else:
                 _run(["ip", "-n", ns, "neigh", "del", address, "dev", "eth0"], check=False)
 

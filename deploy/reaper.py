@@ -87,7 +87,10 @@ class Reaper:
     def __init__(self, dirs: Sequence[str], env: dict[str, str], cwd: str) -> None:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "deploy.reaper", *dirs],
-            stdin=subprocess.PIPE, text=True, cwd=cwd, env=env,
+            stdin=subprocess.PIPE,
+            text=True,
+            cwd=cwd,
+            env=env,
         )
 
     def watch(self, pid: int) -> None:

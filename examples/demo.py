@@ -110,8 +110,7 @@ def run_demo(target: str, steps: int = 3, out: Any = sys.stdout) -> bool:
     with grpc.insecure_channel(address, options=GRPC_OPTIONS) as channel:
         stub = master_stub(channel)
         # wait_for_ready: the master may still be starting (a pod's own server, Kubernetes)
-        devices = stub.ListDevices(master_pb2.ListDevicesRequest(), timeout=60,
-                                   wait_for_ready=True)
+        devices = stub.ListDevices(master_pb2.ListDevicesRequest(), timeout=60, wait_for_ready=True)
         print("cluster devices:", file=out)
         for d in list(devices.local_device) + list(devices.remote_device):
             print(f"  {d.name}", file=out)

@@ -86,12 +86,20 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     cli.add_session_lease_flag(p, DEFAULT_LEASE_S)
     cli.add_metrics_flags(p)
     cli.add_limit_flags(p)
-    p.add_argument("--max-sessions", type=int, default=DEFAULT_MAX_SESSIONS,
-                   help="open sessions a master keeps; more CreateSessions are "
-                   f"ResourceExhausted (default {DEFAULT_MAX_SESSIONS})")
-    p.add_argument("--session-idle-timeout", type=float, default=0.0,
-                   help="close a session no call has used for this many seconds "
-                   "(TensorFlow's session_gc_seconds; default 0 = never)")
+    p.add_argument(
+        "--max-sessions",
+        type=int,
+        default=DEFAULT_MAX_SESSIONS,
+        help="open sessions a master keeps; more CreateSessions are "
+        f"ResourceExhausted (default {DEFAULT_MAX_SESSIONS})",
+    )
+    p.add_argument(
+        "--session-idle-timeout",
+        type=float,
+        default=0.0,
+        help="close a session no call has used for this many seconds "
+        "(TensorFlow's session_gc_seconds; default 0 = never)",
+    )
     cli.add_security_flags(p)
     p.add_argument(
         "--dashboard-port",
@@ -161,16 +169,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         dashboard = None
         if args.dashboard_port is not None:
             master.start_prober()
-            dashboard = DashboardServer(master.master.monitor, args.dashboard_host,
-                                        args.dashboard_port, title=f"master {master.address}")
+            dashboard = DashboardServer(
+                master.master.monitor,
+                args.dashboard_host,
+                args.dashboard_port,
+                title=f"master {master.address}",
+            )
             dashboard.start()
             log.info("dashboard on %s", dashboard.url)
     except OpError as e:
         log.error("cannot start master: %s", e.message)
         return 2
     except OSError as e:
-        log.error("cannot start the dashboard on %s:%s: %s", args.dashboard_host,
-                  args.dashboard_port, e.strerror or e)
+        log.error(
+            "cannot start the dashboard on %s:%s: %s",
+            args.dashboard_host,
+            args.dashboard_port,
+            e.strerror or e,
+        )
         return 2
     try:
         return cli.serve(server, "master", lambda: master.address, args.grace, log)

@@ -38,8 +38,7 @@ class LeaseRenewer:
         self._channel_of = channel_of
         self._stop = threading.Event()
         self._inflight: list[grpc.Future] = []  # renewals not answered yet (renewer thread)
-        self._thread = threading.Thread(target=self._run, name="flowrt-lease-renewer",
-                                        daemon=True)
+        self._thread = threading.Thread(target=self._run, name="flowrt-lease-renewer", daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
@@ -57,9 +56,11 @@ class LeaseRenewer:
         for task, handles in self._sessions_by_task().items():
             try:
                 call: grpc.UnaryUnaryMultiCallable[bytes, bytes] = self._channel_of(
-                    task).unary_unary(KEEPALIVE_PATH)
+                    task
+                ).unary_unary(KEEPALIVE_PATH)
                 self._inflight.append(
-                    call.future(encode_keepalive(self.lease_s, handles), timeout=self.lease_s))
+                    call.future(encode_keepalive(self.lease_s, handles), timeout=self.lease_s)
+                )
             except Exception as e:  # noqa: BLE001 - a task we cannot reach misses a renewal
                 log.debug("lease renewal to %s: %s", task, e)
 

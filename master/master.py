@@ -96,7 +96,8 @@ class Master:
         # Workers drop this master's sessions once it stops renewing them (it died).
         self._leases = (
             LeaseRenewer(session_lease, self._sessions_by_task, worker_cache.channel)
-            if session_lease else None
+            if session_lease
+            else None
         )
         self._retries = RetryCache()
 
@@ -149,8 +150,11 @@ class Master:
             PartitionRunner(self.calls, handle),
             self.default_device,
             self.step_timeout,
-            on_placed=(functools.partial(self.monitor.graph_placed, handle)
-                       if self.monitor.keep_graphs else None),
+            on_placed=(
+                functools.partial(self.monitor.graph_placed, handle)
+                if self.monitor.keep_graphs
+                else None
+            ),
         )
         session.create(graph_def)
         self._create_worker_sessions(handle, session.tasks, config)
@@ -202,8 +206,11 @@ class Master:
             idle = [h for h, t in self._last_used.items() if t < cutoff and h in self._sessions]
             sessions = [self._sessions.pop(h) for h in idle]
         for session in sessions:
-            log.info("closing session %s: unused for %g s (--session-idle-timeout)",
-                     session.handle, self.session_idle_timeout)
+            log.info(
+                "closing session %s: unused for %g s (--session-idle-timeout)",
+                session.handle,
+                self.session_idle_timeout,
+            )
             self._close(session)
 
     def extend_session(
@@ -319,8 +326,7 @@ class Master:
                 feed_map[name] = value
             fetches = list(dict.fromkeys(fetches))  # a fetch listed twice runs once
             if partial_run_handle:
-                return session.partial_run(partial_run_handle, feed_map, fetches, options,
-                                           metadata)
+                return session.partial_run(partial_run_handle, feed_map, fetches, options, metadata)
             return session.run(feed_map, fetches, targets, options, metadata)
 
     def _maybe_trace(
@@ -347,7 +353,10 @@ class Master:
         return self.session(handle).make_callable(options)
 
     def run_callable(
-        self, handle: str, callable_handle: int, feeds: Sequence[tensor_pb2.TensorProto],
+        self,
+        handle: str,
+        callable_handle: int,
+        feeds: Sequence[tensor_pb2.TensorProto],
         metadata: config_pb2.RunMetadata | None = None,
     ) -> list[tensor_pb2.TensorProto]:
         recorded = [f"callable {callable_handle}"]

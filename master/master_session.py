@@ -115,9 +115,7 @@ def collect_costs(config: Any, count: int) -> bool:
     return every > 0 and (count + 1 - after) % every == 0
 
 
-def executor_opts(
-    options: Any, config: Any, costs: bool = False
-) -> worker_pb2.ExecutorOpts | None:
+def executor_opts(options: Any, config: Any, costs: bool = False) -> worker_pb2.ExecutorOpts | None:
     """What every RunGraph of a step records (None: nothing). A trace_level above
     NO_TRACE records the timeline (TensorFlow's master asks for it at FULL_TRACE only,
     its DirectSession at any level); output_partition_graphs returns the partition graphs,
@@ -133,8 +131,9 @@ def executor_opts(
         )
     if not (timeline or graphs or costs):
         return None
-    return worker_pb2.ExecutorOpts(record_timeline=timeline, record_partition_graphs=graphs,
-                                   record_costs=costs)
+    return worker_pb2.ExecutorOpts(
+        record_timeline=timeline, record_partition_graphs=graphs, record_costs=costs
+    )
 
 
 class MasterSession:
@@ -239,7 +238,10 @@ class MasterSession:
             return built
 
     def _plan(
-        self, graph_def: graph_pb2.GraphDef, feeds: list[str], fetches: list[str],
+        self,
+        graph_def: graph_pb2.GraphDef,
+        feeds: list[str],
+        fetches: list[str],
         targets: list[str],
     ) -> tuple[list[PartitionPlan], dict[str, dtypes.DataType]]:
         graph = convert_graph_def_to_graph(graph_def)
@@ -248,8 +250,12 @@ class MasterSession:
         )
         # CSE, constant folding, Identity and dead-node removal, as the session's
         # ConfigProto.graph_options.optimizer_options asks (TensorFlow's default: on).
-        optimize_graph(graph, options=options_from_config(self.config), keep=targets,
-                       rewrite_options=self.config.graph_options.rewrite_options)
+        optimize_graph(
+            graph,
+            options=options_from_config(self.config),
+            keep=targets,
+            rewrite_options=self.config.graph_options.rewrite_options,
+        )
         endpoints = list(result.feed_nodes.values()) + list(result.fetch_nodes.values())
         for node in endpoints:
             node.assigned_device = ""  # placed with the graph, then pinned below
@@ -292,9 +298,7 @@ class MasterSession:
             )
             for task, gd in parts.items()
         ]
-        feed_types = {
-            ep: result.feed_types[feeds.index(ep)] for ep in result.feed_nodes
-        }
+        feed_types = {ep: result.feed_types[feeds.index(ep)] for ep in result.feed_nodes}
         return plans, feed_types
 
     def _pin(self, node: Node, device: str) -> str:
@@ -334,8 +338,9 @@ class MasterSession:
         used = {ep: feeds[ep] for ep in cg.feed_types}
         step_id = new_id(57)
         if log.isEnabledFor(logging.DEBUG):
-            log.debug("running step %d of session %s on %s", step_id, self.handle,
-                      ", ".join(cg.tasks))
+            log.debug(
+                "running step %d of session %s on %s", step_id, self.handle, ", ".join(cg.tasks)
+            )
         return self.runner.run_step(
             cg.parts,
             step_id,
@@ -390,7 +395,9 @@ class MasterSession:
         return handle
 
     def run_callable(
-        self, handle: int, feeds: Sequence[tensor_pb2.TensorProto],
+        self,
+        handle: int,
+        feeds: Sequence[tensor_pb2.TensorProto],
         metadata: config_pb2.RunMetadata | None = None,
     ) -> list[tensor_pb2.TensorProto]:
         with self._lock:
@@ -403,8 +410,13 @@ class MasterSession:
                 f"Invalid number of feed values: expected {len(options.feed)}, got {len(feeds)}"
             )
         run_options = options.run_options if options.HasField("run_options") else None
-        out = self.run(dict(zip(options.feed, feeds)), list(options.fetch),
-                       list(options.target), run_options, metadata)
+        out = self.run(
+            dict(zip(options.feed, feeds)),
+            list(options.fetch),
+            list(options.target),
+            run_options,
+            metadata,
+        )
         return [out[name] for name in options.fetch]
 
     def release_callable(self, handle: int) -> None:
@@ -428,8 +440,9 @@ class MasterSession:
 
 def _consumer_device(node: Node) -> str:
     """Where a feed _Recv should live: its data consumers' device (the first, by name)."""
-    devices = sorted(e.dst.assigned_device for e in node.out_edges
-                     if not e.is_control and e.dst.is_op)
+    devices = sorted(
+        e.dst.assigned_device for e in node.out_edges if not e.is_control and e.dst.is_op
+    )
     return devices[0] if devices else node.assigned_device
 
 

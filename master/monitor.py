@@ -112,8 +112,12 @@ class TaskHealth:
 class Monitor:
     """The master's bounded record of sessions, steps, traces, costs and task health."""
 
-    def __init__(self, trace_sample_rate: float = 0.0, keep_graphs: bool = False,
-                 clock: Callable[[], float] = time.time):
+    def __init__(
+        self,
+        trace_sample_rate: float = 0.0,
+        keep_graphs: bool = False,
+        clock: Callable[[], float] = time.time,
+    ):
         if not 0.0 <= trace_sample_rate <= 1.0:
             raise ValueError("trace_sample_rate must be within [0, 1]")
         self.trace_sample_rate = trace_sample_rate
@@ -155,8 +159,7 @@ class Monitor:
     def session_created(self, handle: str, graph_def: graph_pb2.GraphDef) -> None:
         ops = collections.Counter(n.op for n in graph_def.node)
         with self._lock:
-            self._sessions[handle] = _Session(handle, self._clock(), len(graph_def.node),
-                                              dict(ops))
+            self._sessions[handle] = _Session(handle, self._clock(), len(graph_def.node), dict(ops))
         self._changed()
 
     def session_extended(self, handle: str, graph_def: graph_pb2.GraphDef) -> None:
@@ -235,9 +238,18 @@ class Monitor:
             record.node = op_error.node_name or _node_in(op_error.message)
             log.warning(
                 "step failed: session=%s step=%d code=%s node=%s: %s",
-                record.session, record.id, record.outcome, record.node or "-", record.error,
-                extra={"event": "step_failed", "session": record.session, "step": record.id,
-                       "code": record.outcome, "node": record.node},
+                record.session,
+                record.id,
+                record.outcome,
+                record.node or "-",
+                record.error,
+                extra={
+                    "event": "step_failed",
+                    "session": record.session,
+                    "step": record.id,
+                    "code": record.outcome,
+                    "node": record.node,
+                },
             )
         traced = metadata is not None and len(metadata.step_stats.dev_stats) > 0
         with self._lock:
@@ -274,19 +286,27 @@ class Monitor:
             return session.placements.get(key)
 
     # -- tasks -----------------------------------------------------------------------------
-    def task_seen(self, name: str, address: str, devices: list[str],
-                  stats: dict[str, Any]) -> None:
+    def task_seen(self, name: str, address: str, devices: list[str], stats: dict[str, Any]) -> None:
         now = self._clock()
         with self._lock:
             task = self._tasks.setdefault(name, TaskHealth(name, address))
             was_up, known = task.up, task.since > 0
             task.up, task.last_seen, task.devices, task.stats, task.error = (
-                True, now, devices, stats, "")
+                True,
+                now,
+                devices,
+                stats,
+                "",
+            )
             if not was_up:
                 task.since = now
         if known and not was_up:
-            log.info("task regained: %s at %s", name, address,
-                     extra={"event": "task_regained", "task": name})
+            log.info(
+                "task regained: %s at %s",
+                name,
+                address,
+                extra={"event": "task_regained", "task": name},
+            )
         self._changed()
 
     def task_lost(self, name: str, address: str, error: str) -> None:
@@ -298,8 +318,13 @@ class Monitor:
             if was_up or not known:
                 task.since = now
         if was_up:
-            log.warning("task lost: %s at %s: %s", name, address, error,
-                        extra={"event": "task_lost", "task": name})
+            log.warning(
+                "task lost: %s at %s: %s",
+                name,
+                address,
+                error,
+                extra={"event": "task_lost", "task": name},
+            )
         self._changed()
 
     # -- views -----------------------------------------------------------------------------
@@ -307,8 +332,9 @@ class Monitor:
         """Everything the dashboard's overview and the status command show (JSON-able)."""
         now = self._clock()
         with self._lock:
-            tasks = [dataclasses.asdict(t) for t in sorted(self._tasks.values(),
-                                                           key=lambda t: t.name)]
+            tasks = [
+                dataclasses.asdict(t) for t in sorted(self._tasks.values(), key=lambda t: t.name)
+            ]
             sessions = [_session_json(s, open_=True) for s in self._sessions.values()]
             closed = [_session_json(s, open_=False) for s in self._closed]
             steps = [s.to_json() for s in self._steps]
@@ -361,14 +387,16 @@ def _update_costs(costs: dict[str, _NodeCost], step_stats: step_stats_pb2.StepSt
         for ns in dev.node_stats:
             cost = costs.get(ns.node_name)
             if cost is None:
-                cost = costs[ns.node_name] = _NodeCost(device=dev.device,
-                                                       op=_label_op(ns.timeline_label))
+                cost = costs[ns.node_name] = _NodeCost(
+                    device=dev.device, op=_label_op(ns.timeline_label)
+                )
             elapsed = ns.op_end_rel_micros - ns.op_start_rel_micros
             cost.runs += 1
             cost.total_us += elapsed
             cost.last_us = elapsed
-            size = sum(o.tensor_description.allocation_description.requested_bytes
-                       for o in ns.output)
+            size = sum(
+                o.tensor_description.allocation_description.requested_bytes for o in ns.output
+            )
             cost.max_bytes = max(cost.max_bytes, size)
 
 
@@ -381,9 +409,15 @@ def _label_op(label: str) -> str:
 def cost_table(costs: dict[str, _NodeCost], limit: int = 50) -> list[dict[str, Any]]:
     """The most expensive nodes by mean compute time."""
     rows: list[dict[str, Any]] = [
-        {"node": name, "op": c.op, "device": c.device, "runs": c.runs,
-         "mean_us": c.total_us / c.runs if c.runs else 0.0, "last_us": c.last_us,
-         "max_output_bytes": c.max_bytes}
+        {
+            "node": name,
+            "op": c.op,
+            "device": c.device,
+            "runs": c.runs,
+            "mean_us": c.total_us / c.runs if c.runs else 0.0,
+            "last_us": c.last_us,
+            "max_output_bytes": c.max_bytes,
+        }
         for name, c in costs.items()
     ]
     rows.sort(key=lambda r: -float(r["mean_us"]))
@@ -393,9 +427,13 @@ def cost_table(costs: dict[str, _NodeCost], limit: int = 50) -> list[dict[str, A
 # -- the placed graph ------------------------------------------------------------------------
 
 
-def placed_graph(key: str, graph: Graph, explain: dict[str, tuple[str, str]],
-                 partitions: dict[str, graph_pb2.GraphDef],
-                 clock: Callable[[], float] = time.time) -> PlacedGraph:
+def placed_graph(
+    key: str,
+    graph: Graph,
+    explain: dict[str, tuple[str, str]],
+    partitions: dict[str, graph_pb2.GraphDef],
+    clock: Callable[[], float] = time.time,
+) -> PlacedGraph:
     """The graph view of a placed graph: nodes in layers (longest path from a source, back
     edges of loops left out), edges marked where they cross devices, and the transfers the
     partitioner added."""
@@ -431,18 +469,29 @@ def placed_graph(key: str, graph: Graph, explain: dict[str, tuple[str, str]],
         reason, detail = explain.get(n.name, ("", ""))
         y = rows[layer[i]]
         rows[layer[i]] += 1
-        out_nodes.append({"name": n.name, "op": n.op, "device": n.assigned_device,
-                          "reason": reason, "detail": detail, "x": layer[i], "y": y})
+        out_nodes.append(
+            {
+                "name": n.name,
+                "op": n.op,
+                "device": n.assigned_device,
+                "reason": reason,
+                "detail": detail,
+                "x": layer[i],
+                "y": y,
+            }
+        )
     transfers = []
     for task in sorted(partitions):
         for nd in partitions[task].node:
             if nd.op in ("_Send", "_HostSend"):
-                transfers.append({
-                    "tensor": nd.attr["tensor_name"].s.decode(),
-                    "node": nd.name,
-                    "from": nd.attr["send_device"].s.decode(),
-                    "to": nd.attr["recv_device"].s.decode(),
-                })
+                transfers.append(
+                    {
+                        "tensor": nd.attr["tensor_name"].s.decode(),
+                        "node": nd.name,
+                        "from": nd.attr["send_device"].s.decode(),
+                        "to": nd.attr["recv_device"].s.decode(),
+                    }
+                )
     return PlacedGraph(key, out_nodes, edges, transfers, clock())
 
 
@@ -459,17 +508,20 @@ def timeline(step_stats: step_stats_pb2.StepStats) -> dict[str, Any]:
         items = []
         for ns in dev.node_stats:
             op = _label_op(ns.timeline_label) or ns.node_name
-            size = sum(o.tensor_description.allocation_description.requested_bytes
-                       for o in ns.output)
-            items.append({
-                "node": ns.node_name,
-                "op": op,
-                "start_us": ns.all_start_micros - origin,
-                "duration_us": max(ns.all_end_rel_micros, 1),
-                "bytes": size,
-                "transfer": op in ("_Send", "_Recv", "_HostSend", "_HostRecv"),
-                "label": ns.timeline_label,
-            })
+            size = sum(
+                o.tensor_description.allocation_description.requested_bytes for o in ns.output
+            )
+            items.append(
+                {
+                    "node": ns.node_name,
+                    "op": op,
+                    "start_us": ns.all_start_micros - origin,
+                    "duration_us": max(ns.all_end_rel_micros, 1),
+                    "bytes": size,
+                    "transfer": op in ("_Send", "_Recv", "_HostSend", "_HostRecv"),
+                    "label": ns.timeline_label,
+                }
+            )
         lanes.append({"device": dev.device, "items": items})
     return {"lanes": lanes}
 
@@ -479,16 +531,21 @@ def chrome_trace(step_stats: step_stats_pb2.StepStats) -> dict[str, Any]:
     per device, complete events ("X") per kernel."""
     events: list[dict[str, Any]] = []
     for pid, dev in enumerate(step_stats.dev_stats):
-        events.append({"name": "process_name", "ph": "M", "pid": pid,
-                       "args": {"name": dev.device}})
+        events.append({"name": "process_name", "ph": "M", "pid": pid, "args": {"name": dev.device}})
         for ns in dev.node_stats:
             op = _label_op(ns.timeline_label) or ns.node_name
-            events.append({
-                "name": op, "cat": "Op", "ph": "X", "pid": pid,
-                "tid": ns.thread_id, "ts": ns.all_start_micros,
-                "dur": max(ns.all_end_rel_micros, 1),
-                "args": {"name": ns.node_name, "op": op, "label": ns.timeline_label},
-            })
+            events.append(
+                {
+                    "name": op,
+                    "cat": "Op",
+                    "ph": "X",
+                    "pid": pid,
+                    "tid": ns.thread_id,
+                    "ts": ns.all_start_micros,
+                    "dur": max(ns.all_end_rel_micros, 1),
+                    "args": {"name": ns.node_name, "op": op, "label": ns.timeline_label},
+                }
+            )
     return {"traceEvents": events, "displayTimeUnit": "ms"}
 
 

@@ -118,8 +118,9 @@ class PartialRuns:
             if state.trace is None:
                 state.trace = trace
             try:
-                out = self._run_partitions(state, feeds, fetches, is_last, timeout_s,
-                                           metadata if is_last else None)
+                out = self._run_partitions(
+                    state, feeds, fetches, is_last, timeout_s, metadata if is_last else None
+                )
             except Exception as e:
                 self._forget(handle)
                 self._cleanup(state.step_id)

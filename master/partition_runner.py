@@ -121,7 +121,8 @@ class PartitionRunner:
         """Best effort (the worker session's deletion drops them anyway)."""
         requests = {
             p.plan.task: worker_pb2.DeregisterGraphRequest(
-                graph_handle=p.graph_handle, session_handle=self.session_handle,
+                graph_handle=p.graph_handle,
+                session_handle=self.session_handle,
                 create_worker_session_called=True,
             )
             for p in parts
@@ -216,15 +217,20 @@ class PartitionRunner:
             if k == inline:
                 continue
             future = self.calls.future(
-                part.plan.task, "RunGraph", self._run_request(part, step_id, feeds, exec_opts),
+                part.plan.task,
+                "RunGraph",
+                self._run_request(part, step_id, feeds, exec_opts),
                 timeout=budget,
             )
             self._track(part, future, futures, waiter)
         if inline >= 0:
             part = parts[inline]
             future = self.calls.future(
-                part.plan.task, "RunGraph", self._run_request(part, step_id, feeds, exec_opts),
-                timeout=budget, inline=True,
+                part.plan.task,
+                "RunGraph",
+                self._run_request(part, step_id, feeds, exec_opts),
+                timeout=budget,
+                inline=True,
             )
             self._track(part, future, futures, waiter)
         woke = waiter.wake.wait(max(0.0, deadline - time.monotonic()) + _RUN_GRACE_S)
@@ -238,21 +244,31 @@ class PartitionRunner:
             self._wind_down(step_id, cleanup_tasks, waiter, futures, aborts)
         if cancelled:
             raise cancelled[0]
-        error = waiter.root_error(
-            frozenset().union(*(part.plan.recv_nodes for part in parts)))
+        error = waiter.root_error(frozenset().union(*(part.plan.recv_nodes for part in parts)))
         if error is not None:
             raise error
         return futures
 
-    def _track(self, part: RegisteredPartition, future: Any,
-               futures: list[tuple[RegisteredPartition, Any]], waiter: ExecutorBarrier) -> None:
+    def _track(
+        self,
+        part: RegisteredPartition,
+        future: Any,
+        futures: list[tuple[RegisteredPartition, Any]],
+        waiter: ExecutorBarrier,
+    ) -> None:
         futures.append((part, future))
         future.add_done_callback(
             lambda f, task=part.plan.task: waiter.when_done(self._error_of(task, f))
         )
 
-    def _wind_down(self, step_id: int, tasks: Sequence[str], waiter: ExecutorBarrier,
-                   futures: list[tuple[RegisteredPartition, Any]], aborts: list[Any]) -> None:
+    def _wind_down(
+        self,
+        step_id: int,
+        tasks: Sequence[str],
+        waiter: ExecutorBarrier,
+        futures: list[tuple[RegisteredPartition, Any]],
+        aborts: list[Any],
+    ) -> None:
         """After the first abort (already sent to the tasks still running the step),
         abort again the tasks still running it until every RunGraph has answered (a
         CleanupGraph may reach a worker before that step's RunGraph does), cancel the calls
@@ -267,7 +283,9 @@ class PartitionRunner:
         concurrent.futures.wait(aborts, timeout=max(0.0, end - time.monotonic()))
 
     def _run_request(
-        self, part: RegisteredPartition, step_id: int,
+        self,
+        part: RegisteredPartition,
+        step_id: int,
         feeds: dict[str, tensor_pb2.TensorProto],
         exec_opts: worker_pb2.ExecutorOpts | None = None,
     ) -> worker_pb2.RunGraphRequest:
@@ -316,8 +334,11 @@ class PartitionRunner:
         futures = []
         for task in tasks:
             try:
-                futures.append(self.calls.future(
-                    task, "CleanupGraph", worker_pb2.CleanupGraphRequest(step_id=step_id)))
+                futures.append(
+                    self.calls.future(
+                        task, "CleanupGraph", worker_pb2.CleanupGraphRequest(step_id=step_id)
+                    )
+                )
             except Exception:  # noqa: BLE001  (best effort: the final cleanup retries)
                 pass
         return futures
@@ -331,7 +352,8 @@ def _unanswered(tasks: Sequence[str], futures: list[tuple[RegisteredPartition, A
 
 
 def _merge_metadata(
-    futures: list[tuple[RegisteredPartition, Any]], metadata: config_pb2.RunMetadata,
+    futures: list[tuple[RegisteredPartition, Any]],
+    metadata: config_pb2.RunMetadata,
     exec_opts: worker_pb2.ExecutorOpts,
 ) -> None:
     """As TF's ReffedClientGraph::ProcessStats: every partition's DeviceStepStats,

@@ -69,9 +69,9 @@ class RetryCache:
     def __init__(self, entries: int = DEFAULT_ENTRIES) -> None:
         self._entries = entries
         self._lock = threading.Lock()
-        self._steps: collections.OrderedDict[
-            Key, tuple[bytes, concurrent.futures.Future]
-        ] = collections.OrderedDict()
+        self._steps: collections.OrderedDict[Key, tuple[bytes, concurrent.futures.Future]] = (
+            collections.OrderedDict()
+        )
 
     def claim(self, key: Key, digest: bytes) -> tuple[concurrent.futures.Future, bool]:
         """(the future of the step for `key`, whether the caller owns it and must run

@@ -117,14 +117,27 @@ class MasterServer:
         add_master_servicer(self._server, self._servicer)
         self._local: local_rpc.LocalServer | None = None
         self._local_endpoint: bytes | None = None
-        self._server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(
-            local_rpc.MASTER_ENDPOINT_SERVICE,
-            {local_rpc.ENDPOINT_METHOD: grpc.unary_unary_rpc_method_handler(self._endpoint)},
-        ),))
+        self._server.add_generic_rpc_handlers(
+            (
+                grpc.method_handlers_generic_handler(
+                    local_rpc.MASTER_ENDPOINT_SERVICE,
+                    {
+                        local_rpc.ENDPOINT_METHOD: grpc.unary_unary_rpc_method_handler(
+                            self._endpoint
+                        )
+                    },
+                ),
+            )
+        )
         service, method = CLUSTER_STATUS_PATH[1:].split("/")
-        self._server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(
-            service, {method: grpc.unary_unary_rpc_method_handler(self._cluster_status)},
-        ),))
+        self._server.add_generic_rpc_handlers(
+            (
+                grpc.method_handlers_generic_handler(
+                    service,
+                    {method: grpc.unary_unary_rpc_method_handler(self._cluster_status)},
+                ),
+            )
+        )
         self._stopped = False
         if in_task is not None:
             self.port = file_port

@@ -73,14 +73,24 @@ class MasterServicer:
         return master_pb2.CreateSessionResponse(session_handle=handle, graph_version=version)
 
     def ExtendSession(self, request: Any, context: grpc.ServicerContext) -> Any:
-        version = self._call(context, lambda: self.master.extend_session(
-            request.session_handle, request.graph_def, request.current_graph_version))
+        version = self._call(
+            context,
+            lambda: self.master.extend_session(
+                request.session_handle, request.graph_def, request.current_graph_version
+            ),
+        )
         return master_pb2.ExtendSessionResponse(new_graph_version=version)
 
     def PartialRunSetup(self, request: Any, context: grpc.ServicerContext) -> Any:
-        handle = self._call(context, lambda: self.master.partial_run_setup(
-            request.session_handle, list(request.feed), list(request.fetch),
-            list(request.target)))
+        handle = self._call(
+            context,
+            lambda: self.master.partial_run_setup(
+                request.session_handle,
+                list(request.feed),
+                list(request.fetch),
+                list(request.target),
+            ),
+        )
         return master_pb2.PartialRunSetupResponse(partial_run_handle=handle)
 
     def RunStep(self, request: Any, context: grpc.ServicerContext) -> Any:
@@ -135,18 +145,21 @@ class MasterServicer:
     def RunCallable(self, request: Any, context: grpc.ServicerContext) -> Any:
         response = master_pb2.RunCallableResponse()
         response.metadata.SetInParent()
+
         def run() -> Any:
             with self.steps.admit(f"session {request.session_handle}"):
                 return self.master.run_callable(
-                    request.session_handle, request.handle, list(request.feed), response.metadata)
+                    request.session_handle, request.handle, list(request.feed), response.metadata
+                )
 
         fetched = self._call(context, run)
         response.fetch.extend(fetched)
         return response
 
     def ReleaseCallable(self, request: Any, context: grpc.ServicerContext) -> Any:
-        self._call(context, lambda: self.master.release_callable(
-            request.session_handle, request.handle))
+        self._call(
+            context, lambda: self.master.release_callable(request.session_handle, request.handle)
+        )
         return master_pb2.ReleaseCallableResponse()
 
 
@@ -173,7 +186,8 @@ def _cancel_on_end(context: Any) -> Iterator[None]:
         remaining = context.time_remaining()
         if remaining is not None and remaining <= _DEADLINE_SLACK_S:
             error: OpError = DeadlineExceededError(
-                "RunStep's deadline passed: the step was stopped on every worker")
+                "RunStep's deadline passed: the step was stopped on every worker"
+            )
         else:
             error = CancelledError("RunStep was cancelled: the client cancelled its call")
         for cancel in list(cancels):

@@ -30,8 +30,9 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     )
     p.add_argument("--target", required=True, help="the master, grpc://HOST:PORT or HOST:PORT")
     p.add_argument("--json", action="store_true", help="print the snapshot as JSON")
-    p.add_argument("--timeout", type=float, default=5.0,
-                   help="seconds to wait for the master (default 5)")
+    p.add_argument(
+        "--timeout", type=float, default=5.0, help="seconds to wait for the master (default 5)"
+    )
     return p.parse_args(argv)
 
 
@@ -48,8 +49,11 @@ def main(argv: Sequence[str]) -> int:
     try:
         snapshot = fetch(args.target, args.timeout)
     except grpc.RpcError as e:
-        print(f"UnavailableError: master {args.target} did not answer: {e.code().name}: "
-              f"{e.details()}", file=sys.stderr)
+        print(
+            f"UnavailableError: master {args.target} did not answer: {e.code().name}: "
+            f"{e.details()}",
+            file=sys.stderr,
+        )
         return 3
     if args.json:
         json.dump(snapshot, sys.stdout, indent=1)
@@ -81,30 +85,65 @@ def render(s: dict[str, Any]) -> str:
     tasks = []
     for t in s["tasks"]:
         st = t.get("stats") or {}
-        tasks.append([
-            t["name"], t["address"], "up" if t["up"] else "DOWN", len(t["devices"]),
-            f"{st['uptime_s']:.0f}s" if "uptime_s" in st else "",
-            _bytes(st.get("rss_bytes")), st.get("registered_graphs", ""),
-            st.get("steps_in_flight", ""), "" if t["up"] else t.get("error", "")[:60],
-        ])
-    sessions = [[x["handle"], x["nodes"], x["steps_ok"], x["steps_failed"],
-                 " ".join(f"{op}x{n}" for op, n in x["top_ops"][:4])] for x in s["sessions"]]
-    failed = [[x["id"], x["session"][:8], x["outcome"], f"{x['duration_ms'] or 0:.1f}",
-               x["node"], x["error"][:70]]
-              for x in s["steps"] if x["outcome"] not in ("ok", "running")][:10]
+        tasks.append(
+            [
+                t["name"],
+                t["address"],
+                "up" if t["up"] else "DOWN",
+                len(t["devices"]),
+                f"{st['uptime_s']:.0f}s" if "uptime_s" in st else "",
+                _bytes(st.get("rss_bytes")),
+                st.get("registered_graphs", ""),
+                st.get("steps_in_flight", ""),
+                "" if t["up"] else t.get("error", "")[:60],
+            ]
+        )
+    sessions = [
+        [
+            x["handle"],
+            x["nodes"],
+            x["steps_ok"],
+            x["steps_failed"],
+            " ".join(f"{op}x{n}" for op, n in x["top_ops"][:4]),
+        ]
+        for x in s["sessions"]
+    ]
+    failed = [
+        [
+            x["id"],
+            x["session"][:8],
+            x["outcome"],
+            f"{x['duration_ms'] or 0:.1f}",
+            x["node"],
+            x["error"][:70],
+        ]
+        for x in s["steps"]
+        if x["outcome"] not in ("ok", "running")
+    ][:10]
     when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(s["time"]))
     out = [
         f"master {s.get('master', '')}  up {s['uptime_s']:.0f}s  at {when}",
         "",
         "TASKS",
-        _table(["task", "address", "health", "devices", "uptime", "rss", "graphs",
-                "in flight", "error"], tasks),
+        _table(
+            [
+                "task",
+                "address",
+                "health",
+                "devices",
+                "uptime",
+                "rss",
+                "graphs",
+                "in flight",
+                "error",
+            ],
+            tasks,
+        ),
         "",
         f"SESSIONS ({len(sessions)} open)",
         _table(["session", "nodes", "ok", "failed", "top ops"], sessions),
         "",
         "RECENT FAILED STEPS",
-        _table(["step", "session", "code", "ms", "node", "error"], failed) if failed
-        else "(none)",
+        _table(["step", "session", "code", "ms", "node", "error"], failed) if failed else "(none)",
     ]
     return "\n".join(out)

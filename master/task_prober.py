@@ -34,8 +34,7 @@ class TaskProber:
         self.monitor = monitor
         self.interval = interval
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name="flowrt-task-prober",
-                                        daemon=True)
+        self._thread = threading.Thread(target=self._loop, name="flowrt-task-prober", daemon=True)
 
     def start(self) -> TaskProber:
         self._thread.start()
@@ -63,9 +62,11 @@ class TaskProber:
             try:
                 address = cache.address(task)
                 status = self.calls.stub(task).GetStatus.future(
-                    worker_pb2.GetStatusRequest(), timeout=deadline)
-                stats = cache.channel(task).unary_unary(TASK_STATS_PATH).future(
-                    b"", timeout=deadline)
+                    worker_pb2.GetStatusRequest(), timeout=deadline
+                )
+                stats = (
+                    cache.channel(task).unary_unary(TASK_STATS_PATH).future(b"", timeout=deadline)
+                )
             except Exception as e:  # noqa: BLE001  (a bad address is a down task)
                 self.monitor.task_lost(task, "", str(e))
                 continue

@@ -130,7 +130,11 @@ class Colocated:
     master first."""
 
     def __init__(
-        self, master: MasterServer, cluster: ClusterSpec, job: str, task: int,
+        self,
+        master: MasterServer,
+        cluster: ClusterSpec,
+        job: str,
+        task: int,
         rpc_timeout: float = DEFAULT_RPC_TIMEOUT,
     ) -> None:
         local_rpc.share_in_process()  # the master calls this worker directly
@@ -139,8 +143,11 @@ class Colocated:
 
     def start(self) -> None:
         self.worker.start()
-        log.info("worker %s listening on %s (in the master's process)",
-                 self.worker.task_name, self.worker.address)
+        log.info(
+            "worker %s listening on %s (in the master's process)",
+            self.worker.task_name,
+            self.worker.address,
+        )
         self.master.start()
 
     def stop(self, grace: float) -> None:

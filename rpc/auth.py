@@ -48,9 +48,7 @@ def current() -> Credentials:
 
 
 # -- servers ----------------------------------------------------------------------------------
-def new_server(
-    pool: futures.ThreadPoolExecutor, options: Sequence[tuple[str, Any]]
-) -> grpc.Server:
+def new_server(pool: futures.ThreadPoolExecutor, options: Sequence[tuple[str, Any]]) -> grpc.Server:
     """A gRPC server with our options and, when tokens are on, the token check."""
     creds = _credentials
     interceptors: list[grpc.ServerInterceptor] = [TokenCheck(creds)] if creds.token else []
@@ -75,7 +73,9 @@ def add_port(server: grpc.Server, target: str, what: str) -> int:
         log.warning(
             "INSECURE: %s listens on %s with neither TLS nor an auth token: anyone who can "
             "reach this port can run any graph, read and write any file this process can, "
-            "and reset the cluster (see README, Security)", what, target,
+            "and reset the cluster (see README, Security)",
+            what,
+            target,
         )
     return port
 
@@ -101,7 +101,7 @@ def _loopback(target: str) -> bool:
 def _token_of(metadata: Any) -> str:
     for key, value in metadata or ():
         if key == _METADATA_KEY and isinstance(value, str) and value.startswith("Bearer "):
-            return value[len("Bearer "):]
+            return value[len("Bearer ") :]
     return ""
 
 
@@ -126,11 +126,11 @@ class TokenCheck(grpc.ServerInterceptor):
         admin = _equal(token, self._creds.admin_token)
         if method.endswith(ADMIN_METHODS):
             if not admin:
-                return _refuse(grpc.StatusCode.PERMISSION_DENIED,
-                               f"{method} needs the admin token")
+                return _refuse(grpc.StatusCode.PERMISSION_DENIED, f"{method} needs the admin token")
         elif not (admin or _equal(token, self._creds.token)):
-            return _refuse(grpc.StatusCode.UNAUTHENTICATED,
-                           f"{method}: missing or wrong auth token")
+            return _refuse(
+                grpc.StatusCode.UNAUTHENTICATED, f"{method}: missing or wrong auth token"
+            )
         return continuation(details)
 
 
@@ -143,8 +143,9 @@ def _refuse(code: grpc.StatusCode, message: str) -> grpc.RpcMethodHandler:
 
 
 # -- channels ---------------------------------------------------------------------------------
-def channel(address: str, options: Sequence[tuple[str, Any]],
-            creds: Credentials | None = None) -> grpc.Channel:
+def channel(
+    address: str, options: Sequence[tuple[str, Any]], creds: Credentials | None = None
+) -> grpc.Channel:
     """A channel to `address` with TLS and the token when configured (`creds`, else the
     process's). Calls to admin methods carry the admin token when there is one."""
     creds = _credentials if creds is None else creds
@@ -174,9 +175,14 @@ class _AddToken(
     def _details(self, details: Any) -> Any:
         entry = self._admin if details.method.endswith(ADMIN_METHODS) else self._user
         metadata = [m for m in (details.metadata or ()) if m[0] != _METADATA_KEY]
-        return _CallDetails(details.method, details.timeout, [*metadata, entry],
-                            details.credentials, getattr(details, "wait_for_ready", None),
-                            getattr(details, "compression", None))
+        return _CallDetails(
+            details.method,
+            details.timeout,
+            [*metadata, entry],
+            details.credentials,
+            getattr(details, "wait_for_ready", None),
+            getattr(details, "compression", None),
+        )
 
     def intercept_unary_unary(self, continuation, details, request):
         return continuation(self._details(details), request)
@@ -192,8 +198,15 @@ class _AddToken(
 
 
 class _CallDetails(grpc.ClientCallDetails):
-    def __init__(self, method: str, timeout: Any, metadata: Any, credentials: Any,
-                 wait_for_ready: Any, compression: Any) -> None:
+    def __init__(
+        self,
+        method: str,
+        timeout: Any,
+        metadata: Any,
+        credentials: Any,
+        wait_for_ready: Any,
+        compression: Any,
+    ) -> None:
         self.method = method
         self.timeout = timeout
         self.metadata = metadata

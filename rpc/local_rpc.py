@@ -79,8 +79,11 @@ log = logging.getLogger(__name__)
 RUN_GRAPH = 1
 RECV_TENSOR = 2
 CLEANUP_BATCH = 3  # our CleanupGraphBatch: little-endian int64 step ids, empty answer
-METHOD_NAMES = {RUN_GRAPH: "RunGraph", RECV_TENSOR: "RecvTensor",
-                CLEANUP_BATCH: "CleanupGraphBatch"}
+METHOD_NAMES = {
+    RUN_GRAPH: "RunGraph",
+    RECV_TENSOR: "RecvTensor",
+    CLEANUP_BATCH: "CleanupGraphBatch",
+}
 # MasterService methods: MASTER_BASE + the method's place in MASTER_METHODS (.proto order).
 MASTER_BASE = 16
 MASTER_METHOD_IDS = {name: MASTER_BASE + k for k, name in enumerate(MASTER_METHODS)}
@@ -209,7 +212,9 @@ class LocalServer:
                 return  # closed
             _set_send_buffer(conn)
             thread = threading.Thread(
-                target=self._serve, args=(conn,), name=f"flowrt-local-conn-{self._name}",
+                target=self._serve,
+                args=(conn,),
+                name=f"flowrt-local-conn-{self._name}",
                 daemon=True,
             )
             with self._lock:
@@ -249,8 +254,14 @@ class LocalServer:
                 self._threads.discard(threading.current_thread())
             conn.close()
 
-    def _dispatch(self, conn: socket.socket, write_lock: threading.Lock, method: int,
-                  body: memoryview, timeout: float | None) -> None:
+    def _dispatch(
+        self,
+        conn: socket.socket,
+        write_lock: threading.Lock,
+        method: int,
+        body: memoryview,
+        timeout: float | None,
+    ) -> None:
         answered = [False]
 
         def reply(code: int, *parts: Any) -> None:
@@ -273,8 +284,7 @@ class LocalServer:
 
         self.invoke(method, body, timeout, reply)
 
-    def invoke(self, method: int, body: memoryview, timeout: float | None,
-               reply: Reply) -> None:
+    def invoke(self, method: int, body: memoryview, timeout: float | None, reply: Reply) -> None:
         """Run `method`'s handler; any failure answers the caller through `reply`."""
         handler = self._handlers.get(method)
         try:
@@ -288,8 +298,7 @@ class LocalServer:
             reply(int(error.code), truncate(error.message).encode())
 
 
-def _send_request(conn: socket.socket, method: int, payload: bytes,
-                  timeout: float | None) -> None:
+def _send_request(conn: socket.socket, method: int, payload: bytes, timeout: float | None) -> None:
     """One request frame; a large payload is sent as it is, never copied into the frame
     (a 1 GB feed would cost the sender another 1 GB)."""
     head = _REQUEST.pack(len(payload) + 9, method, timeout or 0.0)
@@ -331,8 +340,9 @@ def _sweep_dead_dirs() -> None:
 class LocalCall:
     """One call in flight on a connection: `finish()` waits for the answer."""
 
-    def __init__(self, client: LocalClient, conn: socket.socket, method: int,
-                 timeout: float | None) -> None:
+    def __init__(
+        self, client: LocalClient, conn: socket.socket, method: int, timeout: float | None
+    ) -> None:
         self._client = client
         self._conn = conn
         self._method = method
@@ -356,12 +366,14 @@ class LocalCall:
             ok = True
         except TimeoutError:
             raise DeadlineExceededError(
-                f"Call to {peer} ({what}) timed out: Deadline Exceeded") from None
+                f"Call to {peer} ({what}) timed out: Deadline Exceeded"
+            ) from None
         except (EOFError, OSError) as exc:
             if self._cancelled:
                 raise CancelledError(f"{what} to {peer} was cancelled") from None
             raise UnavailableError(
-                f"{peer} is unavailable ({what}): local connection lost: {exc}") from None
+                f"{peer} is unavailable ({what}): local connection lost: {exc}"
+            ) from None
         finally:
             if ok:
                 self._client._give_back(conn)
@@ -379,8 +391,9 @@ class InProcessCall:
 
     _RUN_IN_FINISH = frozenset({RUN_GRAPH})
 
-    def __init__(self, server: LocalServer, peer: str, method: int, payload: bytes,
-                 timeout: float | None) -> None:
+    def __init__(
+        self, server: LocalServer, peer: str, method: int, payload: bytes, timeout: float | None
+    ) -> None:
         self._server = server
         self._peer = peer
         self._method = method
@@ -410,7 +423,8 @@ class InProcessCall:
             self._server.invoke(self._method, self._payload, self._timeout, self._reply)
         if not self._done.wait(self._timeout):
             raise DeadlineExceededError(
-                f"Call to {self._peer} ({what}) timed out: Deadline Exceeded")
+                f"Call to {self._peer} ({what}) timed out: Deadline Exceeded"
+            )
         with self._lock:
             answer = self._answer
         if answer is None:  # cancelled before the answer
@@ -450,8 +464,9 @@ class LocalClient:
         self._idle: list[socket.socket] = []
         self._closed = False
 
-    def start(self, method: int, payload: bytes,
-              timeout: float | None) -> LocalCall | InProcessCall:
+    def start(
+        self, method: int, payload: bytes, timeout: float | None
+    ) -> LocalCall | InProcessCall:
         """Send the request now (on this thread); raises ConnectionError if the socket
         does not connect (the caller then asks for the endpoint again or uses gRPC). A
         server shared in this process (share_in_process) is called directly."""
@@ -544,8 +559,9 @@ class LocalPeers:
         for c in clients:
             c.close()
 
-    def start(self, task: str, method: int, payload: bytes,
-              timeout: float | None) -> LocalCall | InProcessCall | None:
+    def start(
+        self, task: str, method: int, payload: bytes, timeout: float | None
+    ) -> LocalCall | InProcessCall | None:
         """Start a call on the task's socket; None when the task must be reached over
         gRPC (not local, or its socket is gone)."""
         client = self.client(task)
@@ -563,8 +579,9 @@ class LocalPeers:
         return discover(channel, ENDPOINT_PATH, task, refused)
 
 
-def discover(channel: grpc.Channel, endpoint_path: str, peer: str,
-             refused: str | None = None) -> LocalClient | None:
+def discover(
+    channel: grpc.Channel, endpoint_path: str, peer: str, refused: str | None = None
+) -> LocalClient | None:
     """A LocalClient for the server behind `channel` if it answers `endpoint_path` with
     this host's id and a socket path other than `refused`; None: use gRPC."""
     method: grpc.UnaryUnaryMultiCallable[bytes, bytes] = channel.unary_unary(endpoint_path)
@@ -615,8 +632,13 @@ def unary_handlers(servicer: Any, table: MethodTable, base: int) -> dict[int, Ha
     return handlers
 
 
-def _run_unary(behaviour: Callable[[Any, Any], Any], request_cls: type[Message],
-               payload: memoryview, timeout: float | None, reply: Reply) -> None:
+def _run_unary(
+    behaviour: Callable[[Any, Any], Any],
+    request_cls: type[Message],
+    payload: memoryview,
+    timeout: float | None,
+    reply: Reply,
+) -> None:
     try:
         response = behaviour(parse_consuming(request_cls, payload), _LocalContext(timeout))
     except _Aborted as aborted:

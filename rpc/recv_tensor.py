@@ -93,7 +93,8 @@ class RecvTensorClient:
         lent_name = lent[0] if lent else None
         try:
             local = self.local.start(
-                task, local_rpc.RECV_TENSOR, request.SerializeToString(), self.timeout)
+                task, local_rpc.RECV_TENSOR, request.SerializeToString(), self.timeout
+            )
             if local is not None:
                 if not register(local):
                     local.cancel()

@@ -201,5 +201,5 @@ def encode_keepalive(lease_s: float, handles: Sequence[str]) -> bytes:
 
 def decode_keepalive(payload: bytes) -> tuple[float, list[str]]:
     (lease_s,) = _LEASE.unpack_from(payload)
-    rest = payload[_LEASE.size:].decode()
+    rest = payload[_LEASE.size :].decode()
     return lease_s, [h for h in rest.split("\0") if h]

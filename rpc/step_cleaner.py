@@ -141,7 +141,8 @@ class StepCleaner:
                 if task not in self._unbatched:
                     payload = struct.pack(f"<{len(step_ids)}q", *step_ids)
                     local = self._local and self._local.start(
-                        task, CLEANUP_BATCH, payload, self._rpc_timeout)
+                        task, CLEANUP_BATCH, payload, self._rpc_timeout
+                    )
                     if local:
                         local.finish()
                         continue

@@ -43,17 +43,24 @@ class WorkerCalls:
         return entry[1]
 
     def future(
-        self, task: str, method: str, request: Any, timeout: float | None = None,
-        wait_for_ready: bool = False, inline: bool = False,
+        self,
+        task: str,
+        method: str,
+        request: Any,
+        timeout: float | None = None,
+        wait_for_ready: bool = False,
+        inline: bool = False,
     ) -> concurrent.futures.Future:
         """The call as a future: a blocking call on a pooled thread (see the docstring),
         or with `inline` on this thread (the future is done when this returns). RunGraph
         to a worker on this host goes over its local socket (rpc.local_rpc)."""
         local = None
         if method == "RunGraph" and not wait_for_ready:
-            local = self._local.start(task, local_rpc.RUN_GRAPH, request.SerializeToString(),
-                                      timeout or self.rpc_timeout)
+            local = self._local.start(
+                task, local_rpc.RUN_GRAPH, request.SerializeToString(), timeout or self.rpc_timeout
+            )
         if local is not None:
+
             def call() -> Any:
                 return local_rpc.parse(worker_pb2.RunGraphResponse, local.finish())
         else:
@@ -88,14 +95,23 @@ class WorkerCalls:
             raise from_code(code, response.status_error_message)
         return response
 
-    def call(self, task: str, method: str, request: Any, timeout: float | None = None,
-             wait_for_ready: bool = False) -> Any:
+    def call(
+        self,
+        task: str,
+        method: str,
+        request: Any,
+        timeout: float | None = None,
+        wait_for_ready: bool = False,
+    ) -> Any:
         return self.result(
             task, method, self.future(task, method, request, timeout, wait_for_ready)
         )
 
     def call_all(
-        self, requests: dict[str, Any], method: str, timeout: float | None = None,
+        self,
+        requests: dict[str, Any],
+        method: str,
+        timeout: float | None = None,
         wait_for_ready: bool = False,
     ) -> dict[str, Any]:
         """The same RPC to several tasks in parallel; raises the first task's error."""

@@ -39,11 +39,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "and MasterService on the task's port (as tf.distribute.Server). The task comes from "
         "--cluster/--job/--task, or from the TF_CONFIG environment variable.",
     )
-    p.add_argument("--cluster", default=None,
-                   help="cluster YAML file (default: read TF_CONFIG)")
-    p.add_argument("--job", default=None,
-                   help="job name of this task (with --cluster; with TF_CONFIG it replaces "
-                   "TF_CONFIG's task, e.g. a StatefulSet pod passing its own index)")
+    p.add_argument("--cluster", default=None, help="cluster YAML file (default: read TF_CONFIG)")
+    p.add_argument(
+        "--job",
+        default=None,
+        help="job name of this task (with --cluster; with TF_CONFIG it replaces "
+        "TF_CONFIG's task, e.g. a StatefulSet pod passing its own index)",
+    )
     p.add_argument("--task", type=int, default=None, help="task index (goes with --job)")
     p.add_argument(
         "--bind-host",

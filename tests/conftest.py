@@ -47,10 +47,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         item.add_marker(_tier(item))
         module = getattr(item, "module", None)
-        holds_tf = any(
-            getattr(value, "__name__", None) == "tensorflow"
-            for value in vars(module).values()
-        ) if module is not None else False
+        holds_tf = (
+            any(getattr(value, "__name__", None) == "tensorflow" for value in vars(module).values())
+            if module is not None
+            else False
+        )
         if holds_tf or "tf_oracle" in item.path.parts:
             item.add_marker("tf_oracle")
 

@@ -97,21 +97,42 @@ def test_every_package_of_ours_has_a_rule() -> None:
 @pytest.mark.parametrize(
     "path, source, expected",
     [
-        ("client/session.py", "from worker.server import WorkerServer\n",
-         ["client/session.py:1: client imports worker"]),
-        ("client/session.py", "def f():\n    from master import master\n",
-         ["client/session.py:2: client imports master"]),
+        (
+            "client/session.py",
+            "from worker.server import WorkerServer\n",
+            ["client/session.py:1: client imports worker"],
+        ),
+        (
+            "client/session.py",
+            "def f():\n    from master import master\n",
+            ["client/session.py:2: client imports master"],
+        ),
         ("common/session.py", "import grpc\n", ["common/session.py:1: common imports grpc"]),
-        ("common/session.py", "from rpc import status\n",
-         ["common/session.py:1: common imports rpc"]),
-        ("rpc/worker_calls.py", "from master.master import Master\n",
-         ["rpc/worker_calls.py:1: rpc imports master"]),
-        ("worker/graph_mgr.py", "import master.partition_runner\n",
-         ["worker/graph_mgr.py:1: worker imports master"]),
-        ("master/master.py", "from worker import graph_mgr\n",
-         ["master/master.py:1: master imports worker"]),
-        ("protos/graph_pb2.py", "from common import errors\n",
-         ["protos/graph_pb2.py:1: protos imports common"]),
+        (
+            "common/session.py",
+            "from rpc import status\n",
+            ["common/session.py:1: common imports rpc"],
+        ),
+        (
+            "rpc/worker_calls.py",
+            "from master.master import Master\n",
+            ["rpc/worker_calls.py:1: rpc imports master"],
+        ),
+        (
+            "worker/graph_mgr.py",
+            "import master.partition_runner\n",
+            ["worker/graph_mgr.py:1: worker imports master"],
+        ),
+        (
+            "master/master.py",
+            "from worker import graph_mgr\n",
+            ["master/master.py:1: master imports worker"],
+        ),
+        (
+            "protos/graph_pb2.py",
+            "from common import errors\n",
+            ["protos/graph_pb2.py:1: protos imports common"],
+        ),
     ],
 )
 def test_a_forbidden_import_is_caught(path: str, source: str, expected: list[str]) -> None:

@@ -43,56 +43,60 @@ OUR_PACKAGE = "dataflow"
 TF_PACKAGE = "tensorflow"
 
 # TensorFlow modules whose every message and enum we mirror.
-TF_MODULES = [
-    f"tensorflow.core.framework.{name}_pb2"
-    for name in [
-        "allocation_description",
-        "attr_value",
-        "cost_graph",
-        "device_attributes",
-        "full_type",
-        "function",
-        "graph",
-        "graph_debug_info",
-        "node_def",
-        "op_def",
-        "resource_handle",
-        "step_stats",
-        "summary",
-        "tensor",
-        "tensor_description",
-        "tensor_shape",
-        "tensor_slice",
-        "types",
-        "variable",
-        "versions",
+TF_MODULES = (
+    [
+        f"tensorflow.core.framework.{name}_pb2"
+        for name in [
+            "allocation_description",
+            "attr_value",
+            "cost_graph",
+            "device_attributes",
+            "full_type",
+            "function",
+            "graph",
+            "graph_debug_info",
+            "node_def",
+            "op_def",
+            "resource_handle",
+            "step_stats",
+            "summary",
+            "tensor",
+            "tensor_description",
+            "tensor_shape",
+            "tensor_slice",
+            "types",
+            "variable",
+            "versions",
+        ]
     ]
-] + [
-    f"tensorflow.core.protobuf.{name}_pb2"
-    for name in [
-        "cluster",
-        "config",
-        "debug",
-        "device_filters",
-        "error_codes",
-        "meta_graph",
-        "named_tensor",
-        "rewriter_config",
-        "rpc_options",
-        "saved_object_graph",
-        "saver",
-        "struct",
-        "tensor_bundle",
-        "tensorflow_server",
-        "trackable_object_graph",
-        "verifier_config",
+    + [
+        f"tensorflow.core.protobuf.{name}_pb2"
+        for name in [
+            "cluster",
+            "config",
+            "debug",
+            "device_filters",
+            "error_codes",
+            "meta_graph",
+            "named_tensor",
+            "rewriter_config",
+            "rpc_options",
+            "saved_object_graph",
+            "saver",
+            "struct",
+            "tensor_bundle",
+            "tensorflow_server",
+            "trackable_object_graph",
+            "verifier_config",
+        ]
     ]
-] + [
-    "tensorflow.core.util.event_pb2",
-    "tensorflow.python.training.checkpoint_state_pb2",
-    "tensorflow.core.example.example_pb2",
-    "tensorflow.core.example.feature_pb2",
-]
+    + [
+        "tensorflow.core.util.event_pb2",
+        "tensorflow.python.training.checkpoint_state_pb2",
+        "tensorflow.core.example.example_pb2",
+        "tensorflow.core.example.feature_pb2",
+    ]
+)
 # Files TensorFlow keeps under xla/tsl and re-exports; found through the pool.
 TF_POOL_FILES = [
     "xla/tsl/protobuf/error_codes.proto",

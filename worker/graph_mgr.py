@@ -85,11 +85,19 @@ def _prefetch_keys(graphs: Iterable[Graph]) -> tuple[str, ...]:
     keys = []
     for g in graphs:
         for node in g.op_nodes():
-            if (node.op in _RECV_OPS and not node.attr("client_terminated", False)
-                    and all(e.src.is_source for e in node.in_edges)):
-                keys.append(create_key(
-                    node.attr("send_device"), node.attr("send_device_incarnation"),
-                    node.attr("recv_device"), node.attr("tensor_name")))
+            if (
+                node.op in _RECV_OPS
+                and not node.attr("client_terminated", False)
+                and all(e.src.is_source for e in node.in_edges)
+            ):
+                keys.append(
+                    create_key(
+                        node.attr("send_device"),
+                        node.attr("send_device_incarnation"),
+                        node.attr("recv_device"),
+                        node.attr("tensor_name"),
+                    )
+                )
     return tuple(keys)
 
 
@@ -125,8 +133,9 @@ class GraphMgr:
         )
         by_device = self._split_by_device(graph, graph_def)
         units = tuple(
-            _Unit(self.devices[name],
-                  Executor(g, self.devices[name], flib=g.flib, scope=self.scope))
+            _Unit(
+                self.devices[name], Executor(g, self.devices[name], flib=g.flib, scope=self.scope)
+            )
             for name, g in by_device.items()
         )
         runtime = FunctionRuntime(graph.flib, list(self.devices.values()))
@@ -227,14 +236,19 @@ class GraphMgr:
         budget = self.step_timeout if timeout is None else min(timeout, self.step_timeout)
         deadline = time.monotonic() + budget
         if is_partial:
+
             def on_last(step: Any) -> None:  # the whole partial run's trace, at its end
                 if collector is not None and step.collector is not None:
                     collector.absorb(step.collector)
 
             return self._partial_runs.run(
-                lambda: _RunningStep(self._item(handle), step_id, self.rendezvous_mgr,
-                                     collector),
-                step_id, sends, recv_keys, deadline, is_last_partial_run, on_last,
+                lambda: _RunningStep(self._item(handle), step_id, self.rendezvous_mgr, collector),
+                step_id,
+                sends,
+                recv_keys,
+                deadline,
+                is_last_partial_run,
+                on_last,
             )
         item = self._item(handle)
         step = _RunningStep(item, step_id, self.rendezvous_mgr, collector)
@@ -288,6 +302,7 @@ class GraphMgr:
         if item is None:
             raise NotFoundError(f"Graph handle is not found: {handle}")
         return item
+
 
 class _RunningStep:
     """The executors of one registered graph running one step_id.

@@ -209,8 +209,13 @@ class RemoteRendezvous:
             return
         self._finished(mine, done, value, None)
 
-    def _finished(self, mine: list[Any], done: RecvCallback,
-                  value: tuple[Any, bool] | None, exc: BaseException | None) -> None:
+    def _finished(
+        self,
+        mine: list[Any],
+        done: RecvCallback,
+        value: tuple[Any, bool] | None,
+        exc: BaseException | None,
+    ) -> None:
         with self._lock:
             self._calls.difference_update(mine)
         if exc is not None:

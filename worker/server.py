@@ -67,9 +67,14 @@ class WorkerServer:
         add_to_server(self._server, self._servicer)
         # The master's monitor asks every task for its figures (common.task_stats).
         service, method = task_stats.TASK_STATS_PATH[1:].split("/")
-        self._server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(
-            service, {method: grpc.unary_unary_rpc_method_handler(task_stats.task_stats_handler)}
-        ),))
+        self._server.add_generic_rpc_handlers(
+            (
+                grpc.method_handlers_generic_handler(
+                    service,
+                    {method: grpc.unary_unary_rpc_method_handler(task_stats.task_stats_handler)},
+                ),
+            )
+        )
         self._local: local_rpc.LocalServer | None = None
         want = file_port if port is None else port
         target = (
@@ -97,7 +102,8 @@ class WorkerServer:
     def start(self) -> WorkerServer:
         if local_rpc.enabled():  # same-host peers: RunGraph / RecvTensor over a socket
             self._local = local_rpc.LocalServer(
-                self._servicer.local_handlers(), f"{self.worker.job}{self.worker.task}")
+                self._servicer.local_handlers(), f"{self.worker.job}{self.worker.task}"
+            )
             self._servicer.local_endpoint = self._local.endpoint()
         self._server.start()
         self._started = True

@@ -184,13 +184,22 @@ class WorkerServicer:
                 if request.exec_opts.record_timeline and ended:
                     collector.fill(response.step_stats)
                 if request.exec_opts.record_costs:
-                    response.cost_graph.CopyFrom(self.worker.cost_graph(
-                        request.session_handle, request.create_worker_session_called,
-                        request.graph_handle, collector))
+                    response.cost_graph.CopyFrom(
+                        self.worker.cost_graph(
+                            request.session_handle,
+                            request.create_worker_session_called,
+                            request.graph_handle,
+                            collector,
+                        )
+                    )
             if request.exec_opts.record_partition_graphs:
-                response.partition_graph.extend(self.worker.partition_graphs(
-                    request.session_handle, request.create_worker_session_called,
-                    request.graph_handle))
+                response.partition_graph.extend(
+                    self.worker.partition_graphs(
+                        request.session_handle,
+                        request.create_worker_session_called,
+                        request.graph_handle,
+                    )
+                )
         except Exception as exc:
             error = as_op_error(exc)
             if not isinstance(exc, OpError):
@@ -216,7 +225,8 @@ class WorkerServicer:
     def _cleanup_batch(self, request: Any) -> None:
         if len(request) % 8:
             raise InvalidArgumentError(
-                f"CleanupGraphBatch: {len(request)} bytes is not a list of int64 step ids")
+                f"CleanupGraphBatch: {len(request)} bytes is not a list of int64 step ids"
+            )
         for (step_id,) in struct.iter_unpack("<q", request):
             self.worker.cleanup_graph(step_id)
 
@@ -229,7 +239,9 @@ class WorkerServicer:
         def wait() -> tuple[Any, bool]:
             with self.recvs.admit():
                 return self.worker.recv_tensor(
-                    request.step_id, request.rendezvous_key, _timeout(context),
+                    request.step_id,
+                    request.rendezvous_key,
+                    _timeout(context),
                     context.add_callback,
                 )
 
@@ -309,8 +321,9 @@ class WorkerServicer:
     def _local_messages(self, request: Any, value: Any, is_dead: bool) -> list[Any]:
         if not is_dead:
             array = np.asarray(value)
-            if (tensor_stream.INLINE_BYTES < array.nbytes <= LOCAL_RAW_BYTES
-                    and dtypes.is_memcpy(tensor_util.infer_dtype(array))):
+            if tensor_stream.INLINE_BYTES < array.nbytes <= LOCAL_RAW_BYTES and dtypes.is_memcpy(
+                tensor_util.infer_dtype(array)
+            ):
                 return tensor_stream.raw_messages(array)
         return [self._one_message(request, value, is_dead)]
 
@@ -321,9 +334,11 @@ class WorkerServicer:
         reply(0, b"")
 
     def local_handlers(self) -> dict[int, local_rpc.Handler]:
-        return {local_rpc.RUN_GRAPH: self.local_run_graph,
-                local_rpc.RECV_TENSOR: self.local_recv_tensor,
-                local_rpc.CLEANUP_BATCH: self.local_cleanup_batch}
+        return {
+            local_rpc.RUN_GRAPH: self.local_run_graph,
+            local_rpc.RECV_TENSOR: self.local_recv_tensor,
+            local_rpc.CLEANUP_BATCH: self.local_cleanup_batch,
+        }
 
     # -- no-ops ----------------------------------------------------------------------------
     def Logging(self, request: Any, context: grpc.ServicerContext) -> Any:
@@ -385,6 +400,10 @@ def _log_failed_step(request: Any, error: OpError) -> None:
     message = error.message.splitlines()[0][:500] if error.message else ""
     log.warning(
         "step failed: session=%s step=%d graph=%s code=%s node=%s: %s",
-        request.session_handle or "-", request.step_id, request.graph_handle,
-        error.code.name, error.node_name or "-", message,
+        request.session_handle or "-",
+        request.step_id,
+        request.graph_handle,
+        error.code.name,
+        error.node_name or "-",
+        message,
     )

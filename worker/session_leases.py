@@ -41,7 +41,8 @@ class SessionLeases:
             return []
         with self._lock:
             stale = [
-                h for h, (task, inc) in self._owner.items()
+                h
+                for h, (task, inc) in self._owner.items()
                 if task == master_task and inc != incarnation
             ]
             for h in stale:

@@ -100,8 +100,11 @@ class Worker:
         return [d.attributes() for d in self.devices]
 
     def create_worker_session(
-        self, session_handle: str, isolate_session_state: bool = False,
-        master_task: str = "", master_incarnation: int = 0,
+        self,
+        session_handle: str,
+        isolate_session_state: bool = False,
+        master_task: str = "",
+        master_incarnation: int = 0,
     ) -> None:
         """A session's GraphMgr. With `isolate_session_state` its variables live in
         resource managers of its own (sessions do not see each other's state, and they
@@ -217,7 +220,10 @@ class Worker:
         return mgr.partition_graphs(graph_handle)
 
     def cost_graph(
-        self, session_handle: str, create_worker_session_called: bool, graph_handle: str,
+        self,
+        session_handle: str,
+        create_worker_session_called: bool,
+        graph_handle: str,
         collector: StepStatsCollector,
     ) -> Any:
         """The CostGraphDef of a step the collector recorded (ExecutorOpts.record_costs)."""

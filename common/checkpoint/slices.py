@@ -12,8 +12,6 @@ from protos import tensor_slice_pb2
 Extent = tuple[int, int | None]
 
 
-
-
 def _num_increasing(value: int) -> bytes:
     """OrderedCode::WriteNumIncreasing: a length byte, then big-endian bytes."""
     body = value.to_bytes((value.bit_length() + 7) // 8, "big") if value else b""

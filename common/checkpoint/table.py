@@ -29,8 +29,6 @@ _U32 = struct.Struct("<I")
 # ---------------------------------------------------------------------------------------
 
 
-
-
 def put_varint(out: bytearray, value: int) -> None:
     while value >= 0x80:
         out.append((value & 0x7F) | 0x80)
@@ -54,8 +52,6 @@ def get_varint(data: bytes | memoryview, pos: int, where: str) -> tuple[int, int
 # ---------------------------------------------------------------------------------------
 # Writing (table_builder.cc, block_builder.cc, format.cc)
 # ---------------------------------------------------------------------------------------
-
-
 
 
 class _BlockBuilder:
@@ -181,8 +177,6 @@ class TableBuilder:
 # ---------------------------------------------------------------------------------------
 # Reading
 # ---------------------------------------------------------------------------------------
-
-
 
 
 def _read_block(data: bytes, handle: bytes, pos: int, filename: str) -> tuple[bytes, int]:

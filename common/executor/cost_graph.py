@@ -27,8 +27,9 @@ _PERSISTENT = frozenset({"Const", "HostConst", "VariableV2", "Variable", "Tempor
 Record = tuple[str, str, int, int, int, tuple]
 
 
-def add_to_cost_graph(graph: Graph, records: Iterable[Record],
-                      cost_graph: cost_graph_pb2.CostGraphDef) -> None:
+def add_to_cost_graph(
+    graph: Graph, records: Iterable[Record], cost_graph: cost_graph_pb2.CostGraphDef
+) -> None:
     """Append `graph`'s nodes, with what `records` measured, to `cost_graph`."""
     measured: dict[str, tuple[int, dict[int, tuple[Any, Any, int]]]] = {}
     for name, _label, _start, kernel_ns, _thread, outputs in records:

@@ -178,13 +178,28 @@ def _traced_sync(
         try:
             outputs = compute(ctx, inputs)
         except BaseException:
-            stats.records.append((name, label, start, time.perf_counter_ns() - t0,
-                                  threading.get_native_id() & _THREAD_MASK, ()))
+            stats.records.append(
+                (
+                    name,
+                    label,
+                    start,
+                    time.perf_counter_ns() - t0,
+                    threading.get_native_id() & _THREAD_MASK,
+                    (),
+                )
+            )
             raise
         took = time.perf_counter_ns() - t0
-        stats.records.append((name, label, start, took,
-                              threading.get_native_id() & _THREAD_MASK,
-                              _describe(outputs, dtypes)))
+        stats.records.append(
+            (
+                name,
+                label,
+                start,
+                took,
+                threading.get_native_id() & _THREAD_MASK,
+                _describe(outputs, dtypes),
+            )
+        )
         return outputs
 
     return traced

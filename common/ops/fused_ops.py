@@ -43,7 +43,8 @@ def compile_program(program: tuple[str, ...], num_inputs: int) -> Callable[..., 
         ok = expr is not None and all(
             (o[0] == "i" and o[1:].isdigit() and int(o[1:]) < num_inputs)
             or (o[0] == "t" and o[1:].isdigit() and int(o[1:]) < k)
-            for o in operands)
+            for o in operands
+        )
         if expr is None or not ok or len(operands) != _ARITY.get(op, 2):
             raise InvalidArgumentError(f"_FusedElementwise: bad program step {k}: '{step}'")
         lines.append(f"    t{k} = {expr.format(*operands)}")

@@ -299,7 +299,11 @@ def _conv_backprop_input(depthwise: bool) -> Callable[[KernelConstruction], Call
                         d = dy.reshape(dy.shape[0] * oh * ow, cout)
                         dx = col2im_taps(
                             lambda i, j: gemm(d, f[i, j].T).reshape(dy.shape[:3] + (c,)),
-                            dy.dtype, sizes, geo, (kh, kw))
+                            dy.dtype,
+                            sizes,
+                            geo,
+                            (kh, kw),
+                        )
                         return [mu.as_type(_from_nhwc(dx, geo.nchw), raw.dtype)]
                     dyg = dy.reshape(dy.shape[:3] + (g, cout // g))
                     fg = f.reshape(kh, kw, fin, g, cout // g)
@@ -332,8 +336,9 @@ def _conv_backprop_filter(depthwise: bool) -> Callable[[KernelConstruction], Cal
             _check_backprop(dy, w.shape[:3] + (cout,), label)
             with np.errstate(all="ignore"):
                 if not depthwise and fin == c:  # one GEMM: [KH*KW*C, N*OH*OW] @ [., O]
-                    cols = im2col(x, (kh, kw), geo.strides, geo.dilations, geo.padding,
-                                  geo.explicit)
+                    cols = im2col(
+                        x, (kh, kw), geo.strides, geo.dilations, geo.padding, geo.explicit
+                    )
                     m = cols.shape[0] * cols.shape[1] * cols.shape[2]
                     df = gemm(cols.reshape(m, kh * kw * c).T, dy.reshape(m, fo))
                     df = df.reshape(kh, kw, c, fo)
@@ -403,7 +408,8 @@ def _max_pool_grad_taps(x, g, geo: _Geometry, ksize) -> np.ndarray | None:
         for j in range(ksize[1]):
             hit = open_ & (w[..., i, j] == y)
             dx[:, i : i + (oh - 1) * sh + 1 : sh, j : j + (ow - 1) * sw + 1 : sw] += np.where(
-                hit, g, zero)
+                hit, g, zero
+            )
             open_ &= ~hit
     return dx[:, pt : pt + x.shape[1], pl : pl + x.shape[2]]
 

@@ -120,9 +120,7 @@ def _save_v2(kc: KernelConstruction) -> Callable:
     return compute
 
 
-def _add(
-    writer: bundle.BundleWriter, name: bytes, spec: str, dtype: DataType, tensor
-) -> None:
+def _add(writer: bundle.BundleWriter, name: bytes, spec: str, dtype: DataType, tensor) -> None:
     if not spec:
         writer.add(name, dtype, tensor)
         return

@@ -45,9 +45,7 @@ def optional_value(opt: Optional) -> np.ndarray:
 
 def optional_of(value: Any, node_name: str) -> Optional:
     """The Optional a DT_VARIANT input holds."""
-    return variant_ops.held(
-        value, Optional, "Input tensor must contain an Optional.", node_name
-    )
+    return variant_ops.held(value, Optional, "Input tensor must contain an Optional.", node_name)
 
 
 # ---------------------------------------------------------------------------------------

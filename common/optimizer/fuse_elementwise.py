@@ -32,10 +32,22 @@ from common.subgraph import attr_type
 # op -> number of operands; the kernel's operator per op is in common.ops.fused_ops.
 FUSIBLE = {"AddV2": 2, "Add": 2, "Sub": 2, "Mul": 2, "RealDiv": 2, "Neg": 1, "Square": 1}
 _TYPES = frozenset({DataType.DT_FLOAT, DataType.DT_DOUBLE})
-_CONTROL_FLOW = frozenset({
-    "Switch", "RefSwitch", "Merge", "RefMerge", "Enter", "RefEnter", "Exit", "RefExit",
-    "NextIteration", "RefNextIteration", "LoopCond", "ControlTrigger",
-})
+_CONTROL_FLOW = frozenset(
+    {
+        "Switch",
+        "RefSwitch",
+        "Merge",
+        "RefMerge",
+        "Enter",
+        "RefEnter",
+        "Exit",
+        "RefExit",
+        "NextIteration",
+        "RefNextIteration",
+        "LoopCond",
+        "ControlTrigger",
+    }
+)
 ON_1, ON_2 = 1, 2  # OptimizerOptions.GlobalJitLevel
 REMAPPING_ON = 1  # RewriterConfig.Toggle.ON
 
@@ -54,7 +66,8 @@ def _fusible(node: Node) -> bool:
     if t is None or DataType(t.type) not in _TYPES:
         return False
     return all(not e.is_control or not e.src.is_op for e in node.in_edges) and all(
-        not e.is_control or not e.dst.is_op for e in node.out_edges)
+        not e.is_control or not e.dst.is_op for e in node.out_edges
+    )
 
 
 def _data_out(node: Node) -> list:
@@ -75,9 +88,12 @@ def fuse_elementwise(graph: Graph, keep: Iterable[str] = ()) -> int:
         if node.name in keep or len(outs) != 1:
             continue
         dst = outs[0].dst
-        if (dst.id in fusible and dst.requested_device == node.requested_device
-                and dst.assigned_device == node.assigned_device
-                and node.attr_protos["T"].type == dst.attr_protos["T"].type):
+        if (
+            dst.id in fusible
+            and dst.requested_device == node.requested_device
+            and dst.assigned_device == node.assigned_device
+            and node.attr_protos["T"].type == dst.attr_protos["T"].type
+        ):
             parent[nid] = dst
     children: dict[int, list[Node]] = {}
     for nid, dst in parent.items():
@@ -130,10 +146,17 @@ def _fuse(graph: Graph, root: Node, parent: dict[int, Node]) -> int:
     name, requested, assigned = root.name, root.requested_device, root.assigned_device
     graph.remove_nodes(members)
     fused = graph.add_node(
-        name, "_FusedElementwise",
-        {"T": attr_type(DataType(t)), "N": _attr_int(len(inputs)),
-         "program": _attr_strings(program)},
-        requested, input_types=(DataType(t),) * len(inputs), output_types=(DataType(t),))
+        name,
+        "_FusedElementwise",
+        {
+            "T": attr_type(DataType(t)),
+            "N": _attr_int(len(inputs)),
+            "program": _attr_strings(program),
+        },
+        requested,
+        input_types=(DataType(t),) * len(inputs),
+        output_types=(DataType(t),),
+    )
     fused.assigned_device = assigned
     for slot, (src, out) in enumerate(inputs):
         graph.add_edge(src, out, fused, slot)

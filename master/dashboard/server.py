@@ -48,8 +48,9 @@ def _plotly_js() -> pathlib.Path:
 class DashboardServer:
     """The dashboard on HOST:PORT (port 0 picks one); start() returns once it listens."""
 
-    def __init__(self, monitor: Monitor, host: str = "127.0.0.1", port: int = 0,
-                 title: str = "flowrt") -> None:
+    def __init__(
+        self, monitor: Monitor, host: str = "127.0.0.1", port: int = 0, title: str = "flowrt"
+    ) -> None:
         self.monitor = monitor
         self.host = host
         self.port = port
@@ -137,11 +138,13 @@ class DashboardServer:
         return web.json_response(self._snapshot_json())
 
     async def _events(self, request: web.Request) -> web.StreamResponse:
-        response = web.StreamResponse(headers={
-            "Content-Type": "text/event-stream",
-            "Cache-Control": "no-cache",
-            "X-Accel-Buffering": "no",
-        })
+        response = web.StreamResponse(
+            headers={
+                "Content-Type": "text/event-stream",
+                "Cache-Control": "no-cache",
+                "X-Accel-Buffering": "no",
+            }
+        )
         await response.prepare(request)
         loop = asyncio.get_running_loop()
         changed = asyncio.Event()
@@ -177,16 +180,17 @@ class DashboardServer:
         return web.json_response(detail)
 
     async def _graph(self, request: web.Request) -> web.StreamResponse:
-        placed = self.monitor.placed_graph(request.match_info["handle"],
-                                           request.query.get("key"))
+        placed = self.monitor.placed_graph(request.match_info["handle"], request.query.get("key"))
         if placed is None:
             raise web.HTTPNotFound(text="no placed graph for this session (run a step first)")
-        return web.json_response({
-            "key": placed.key,
-            "nodes": placed.nodes,
-            "edges": placed.edges,
-            "transfers": placed.transfers,
-        })
+        return web.json_response(
+            {
+                "key": placed.key,
+                "nodes": placed.nodes,
+                "edges": placed.edges,
+                "transfers": placed.transfers,
+            }
+        )
 
     def _step_stats(self, request: web.Request) -> Any:
         try:
@@ -195,8 +199,9 @@ class DashboardServer:
             raise web.HTTPBadRequest(text="step ids are integers") from None
         stats = self.monitor.trace(step)
         if stats is None:
-            raise web.HTTPNotFound(text=f"step {step} has no trace (traced steps are kept: "
-                                        "the newest 50)")
+            raise web.HTTPNotFound(
+                text=f"step {step} has no trace (traced steps are kept: the newest 50)"
+            )
         return step, stats
 
     async def _timeline(self, request: web.Request) -> web.StreamResponse:
@@ -207,5 +212,7 @@ class DashboardServer:
 
     async def _trace(self, request: web.Request) -> web.StreamResponse:
         step, stats = self._step_stats(request)
-        return web.json_response(chrome_trace(stats), headers={
-            "Content-Disposition": f'attachment; filename="step-{step}.trace.json"'})
+        return web.json_response(
+            chrome_trace(stats),
+            headers={"Content-Disposition": f'attachment; filename="step-{step}.trace.json"'},
+        )

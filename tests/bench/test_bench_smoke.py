@@ -17,19 +17,41 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 
 def test_bench_prints_one_json_object_with_the_keys():
-    cmd = [sys.executable, "-m", "bench", "--quick", "--only", "trivial", "transfer",
-           "chain1000", "fanout_step_ms_1", "plan_ms_1k", "--transfer-sizes", "1",
-           "--plan-sizes", "1000"]
-    out = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=120,
-                         check=False)
+    cmd = [
+        sys.executable,
+        "-m",
+        "bench",
+        "--quick",
+        "--only",
+        "trivial",
+        "transfer",
+        "chain1000",
+        "fanout_step_ms_1",
+        "plan_ms_1k",
+        "--transfer-sizes",
+        "1",
+        "--plan-sizes",
+        "1000",
+    ]
+    out = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=120, check=False)
     assert out.returncode == 0, out.stderr[-3000:]
     lines = out.stdout.strip().splitlines()
     assert len(lines) == 1
     result = json.loads(lines[0])
-    expected = {"trivial_step_ms", "trivial_step_ms_grpc_client", "transfer_GBps_1MB", "worker_peak_rss_mb_1MB",
-                "chain1000_step_ms", "chain1000_step_ms_optimized", "chain1000_executor_step_ms",
-                "fanout_step_ms_1_workers",
-                "plan_ms_1k_nodes", "load_average_1m", "worker_openblas_coretype", "rounds"}
+    expected = {
+        "trivial_step_ms",
+        "trivial_step_ms_grpc_client",
+        "transfer_GBps_1MB",
+        "worker_peak_rss_mb_1MB",
+        "chain1000_step_ms",
+        "chain1000_step_ms_optimized",
+        "chain1000_executor_step_ms",
+        "fanout_step_ms_1_workers",
+        "plan_ms_1k_nodes",
+        "load_average_1m",
+        "worker_openblas_coretype",
+        "rounds",
+    }
     assert set(result) == expected
     assert result["rounds"] == 1  # --quick
     for key in expected - {"load_average_1m", "worker_openblas_coretype", "rounds"}:
@@ -46,13 +68,24 @@ def test_ratios_are_ours_over_tensorflow():
     ours = {"trivial_step_ms": 2.0, "transfer_GBps_64MB": 3.0}
     tf = {"trivial_step_ms": 1.0, "transfer_GBps_64MB": 1.5, "mlp_step_ms": 20.0}
     assert add_ratios(ours, tf) == {
-        "tf_trivial_step_ms": 1.0, "tf_transfer_GBps_64MB": 1.5, "tf_mlp_step_ms": 20.0,
-        "ratio_trivial_step": 2.0, "ratio_transfer_GBps_64MB": 2.0}
+        "tf_trivial_step_ms": 1.0,
+        "tf_transfer_GBps_64MB": 1.5,
+        "tf_mlp_step_ms": 20.0,
+        "ratio_trivial_step": 2.0,
+        "ratio_transfer_GBps_64MB": 2.0,
+    }
 
 
-@pytest.mark.parametrize("make", [workloads.trivial, lambda: workloads.transfer(4096),
-                                  lambda: workloads.chain(10), lambda: workloads.fanout(3),
-                                  lambda: workloads.mlp(2, 8, 4)])
+@pytest.mark.parametrize(
+    "make",
+    [
+        workloads.trivial,
+        lambda: workloads.transfer(4096),
+        lambda: workloads.chain(10),
+        lambda: workloads.fanout(3),
+        lambda: workloads.mlp(2, 8, 4),
+    ],
+)
 def test_workload_graphs_compute_their_expected_value(make):
     """Each GraphDef, run in-process on one worker's devices, fetches its `expect`."""
     from common.session import Session
@@ -75,8 +108,10 @@ def test_model_figures_are_picked_by_prefix():
     from bench import tf_models
 
     assert tf_models.keys(["throughput"]) == [
-        "throughput_steps_per_s_1_clients", "throughput_steps_per_s_8_clients",
-        "throughput_steps_per_s_32_clients"]
+        "throughput_steps_per_s_1_clients",
+        "throughput_steps_per_s_8_clients",
+        "throughput_steps_per_s_32_clients",
+    ]
     assert tf_models.keys(["cnn", "plan_ms"]) == ["cnn_step_ms", "plan_ms_100k_control_inputs"]
     assert tf_models.keys(["trivial"]) == []
 
@@ -95,7 +130,10 @@ def test_mlp_overhead_is_the_step_over_its_kernels():
     mlp_overhead(result)
     assert result["mlp_overhead_pct"] == 10.0
     assert parse_args(["--only", "mlp_overhead"]).only == [
-        "mlp_overhead", "mlp_step_ms", "mlp_kernels_ms"]
+        "mlp_overhead",
+        "mlp_step_ms",
+        "mlp_kernels_ms",
+    ]
 
 
 def test_cross_host_bench_prints_both_runtimes_figures():
@@ -104,8 +142,14 @@ def test_cross_host_bench_prints_both_runtimes_figures():
     reason = netns.available()
     if reason is not None:
         pytest.skip(f"multi-host test bed unavailable: {reason}")
-    out = subprocess.run([sys.executable, "-m", "bench.cross_host", "--rounds", "1", "--quick"],
-                         cwd=REPO, capture_output=True, text=True, timeout=300, check=False)
+    out = subprocess.run(
+        [sys.executable, "-m", "bench.cross_host", "--rounds", "1", "--quick"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     result = json.loads(out.stdout.strip().splitlines()[-1])
     keys = {"trivial_step_ms_cross_host", "transfer_GBps_64MB_cross_host"}

@@ -72,7 +72,9 @@ def test_barrier_counts_parts_reporting_from_many_threads() -> None:
     aborted: list[OpError] = []
     barrier = ExecutorBarrier(64, on_error=aborted.append)
     threads = [
-        threading.Thread(target=barrier.when_done, args=(InvalidArgumentError(str(i)) if i % 2 else None,))
+        threading.Thread(
+            target=barrier.when_done, args=(InvalidArgumentError(str(i)) if i % 2 else None,)
+        )
         for i in range(64)
     ]
     for t in threads:

@@ -14,8 +14,10 @@ FULL = "fpu sse2 avx2 fma avx512f avx512cd avx512bw avx512dq avx512vl avx512ifma
 
 def _cpuinfo(tmp_path, flags: str) -> str:
     path = tmp_path / "cpuinfo"
-    path.write_text(f"processor\t: 0\nmodel name\t: AMD EPYC\nflags\t\t: {flags}\n\n"
-                    f"processor\t: 1\nflags\t\t: {flags}\n")
+    path.write_text(
+        f"processor\t: 0\nmodel name\t: AMD EPYC\nflags\t\t: {flags}\n\n"
+        f"processor\t: 1\nflags\t\t: {flags}\n"
+    )
     return str(path)
 
 
@@ -34,7 +36,12 @@ def test_cpu_flags_are_read_from_the_first_processor(tmp_path):
 
 @pytest.mark.parametrize(
     "flags, core",
-    [(FULL, "SkylakeX"), (FULL.replace(" avx512vl", ""), None), ("sse2 avx2 fma", None), ("", None)],
+    [
+        (FULL, "SkylakeX"),
+        (FULL.replace(" avx512vl", ""), None),
+        ("sse2 avx2 fma", None),
+        ("", None),
+    ],
     ids=["all-avx512", "no-vl", "avx2-only", "unknown"],
 )
 def test_skylakex_kernels_only_with_every_subset_they_use(flags, core):
@@ -43,8 +50,12 @@ def test_skylakex_kernels_only_with_every_subset_they_use(flags, core):
 
 def test_configure_sets_kernels_and_single_thread(tmp_path, clean_env):
     chosen = blas_env.configure(single_thread=True, cpuinfo=_cpuinfo(tmp_path, FULL))
-    assert chosen == {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
-                      "MKL_NUM_THREADS": "1", "OPENBLAS_CORETYPE": "SkylakeX"}
+    assert chosen == {
+        "OPENBLAS_NUM_THREADS": "1",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        "OPENBLAS_CORETYPE": "SkylakeX",
+    }
     assert os.environ["OPENBLAS_CORETYPE"] == "SkylakeX"
 
 

@@ -182,9 +182,11 @@ def test_scalar_math_takes_zero_d_arrays_too():
         return registry.lookup_kernel(op, "CPU", "", kc.node_name).factory(kc)(None, [x, y])
 
     for op, expect in (("AddV2", 5.0), ("Sub", -1.0), ("Mul", 6.0)):
-        for x, y in ((np.array(2, np.float32), np.float32(3)),
-                     (np.float32(2), np.array(3, np.float32)),
-                     (np.array(2, np.float32), np.array(3, np.float32))):
+        for x, y in (
+            (np.array(2, np.float32), np.float32(3)),
+            (np.float32(2), np.array(3, np.float32)),
+            (np.array(2, np.float32), np.array(3, np.float32)),
+        ):
             (z,) = compute(op, x, y)
             assert type(z) is np.float32 and z == expect, (op, type(x), type(y))
     with warnings.catch_warnings():

@@ -86,8 +86,9 @@ def test_untraced_steps_never_build_the_traced_view() -> None:
 def test_async_recv_time_includes_the_wait() -> None:
     rendezvous = LocalRendezvous()
     collector = StepStatsCollector()
-    step = new_step(1, rendezvous=rendezvous, call_frame=CallFrame([], 1),
-                    stats=collector.for_device(DEVICE))
+    step = new_step(
+        1, rendezvous=rendezvous, call_frame=CallFrame([], 1), stats=collector.for_device(DEVICE)
+    )
     finished = threading.Event()
     Executor(_recv_graph(), DEVICE).run_async(step, lambda e: finished.set())
     assert not finished.is_set()  # parked in the rendezvous

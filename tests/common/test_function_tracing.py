@@ -19,8 +19,9 @@ def _unlowered_while() -> graph_pb2.GraphDef:
     @tf.function
     def loop(x):
         i = tf.constant(0.0)
-        _, out = tf.while_loop(lambda i, acc: i < 5.0,
-                               lambda i, acc: (i + 1.0, acc * 2.0 + 1.0), (i, x))
+        _, out = tf.while_loop(
+            lambda i, acc: i < 5.0, lambda i, acc: (i + 1.0, acc * 2.0 + 1.0), (i, x)
+        )
         return out
 
     graph = loop.get_concrete_function(tf.TensorSpec([], tf.float32)).graph
@@ -40,8 +41,12 @@ def test_traced_step_records_function_body_nodes() -> None:
     body_nodes = {n.name for n in body.node_def}
     with Session(gd) as sess:
         md = config_pb2.RunMetadata()
-        (out,) = sess.run([f"{fetch}:0"], {f"{feed}:0": 1.0},
-                          run_options=config_pb2.RunOptions(trace_level=3), run_metadata=md)
+        (out,) = sess.run(
+            [f"{fetch}:0"],
+            {f"{feed}:0": 1.0},
+            run_options=config_pb2.RunOptions(trace_level=3),
+            run_metadata=md,
+        )
         assert out == 63.0  # 1 -> 3 -> 7 -> 15 -> 31 -> 63
         recorded = {ns.node_name for d in md.step_stats.dev_stats for ns in d.node_stats}
         assert any(n.startswith("while") for n in recorded)  # the caller's While

@@ -35,7 +35,8 @@ class _Builder:
             n.attr["shape"].shape.unknown_rank = True
         else:
             n.attr["shape"].shape.dim.extend(
-                [attr_value_pb2.tensor_shape_pb2.TensorShapeProto.Dim(size=s) for s in shape])
+                [attr_value_pb2.tensor_shape_pb2.TensorShapeProto.Dim(size=s) for s in shape]
+            )
         return name
 
     def op(self, name: str, op: str, *inputs: str, device: str = "") -> str:
@@ -75,7 +76,13 @@ def test_a_chain_becomes_one_node_named_as_its_end():
     (fused,) = [n for n in g.op_nodes() if n.op == "_FusedElementwise"]
     assert fused.name == "out"
     assert fused.attr("program") == [
-        "AddV2 i0 i0", "AddV2 t0 i0", "AddV2 t1 i0", "AddV2 t2 i0", "AddV2 t3 i0", "Neg t4"]
+        "AddV2 i0 i0",
+        "AddV2 t0 i0",
+        "AddV2 t1 i0",
+        "AddV2 t2 i0",
+        "AddV2 t3 i0",
+        "Neg t4",
+    ]
     assert [e.src.name for e in fused.data_inputs()] == ["x"]
 
 
@@ -155,15 +162,25 @@ def test_session_results_equal_unfused_for_scalars_and_broadcast_arrays():
 
 
 @settings(max_examples=25, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(["AddV2", "Sub", "Mul", "RealDiv", "Neg", "Square"]),
-                          st.integers(0, 100), st.integers(0, 100)), min_size=1, max_size=12),
-       st.sampled_from([F, D]))
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["AddV2", "Sub", "Mul", "RealDiv", "Neg", "Square"]),
+            st.integers(0, 100),
+            st.integers(0, 100),
+        ),
+        min_size=1,
+        max_size=12,
+    ),
+    st.sampled_from([F, D]),
+)
 def test_random_trees_equal_unfused(steps, dtype):
     b = _Builder(dtype)
     names = [b.placeholder("x"), b.placeholder("y")]
     for k, (op, a, c) in enumerate(steps):
-        ins = [names[a % len(names)]] + ([names[c % len(names)]] if op not in ("Neg", "Square")
-                                         else [])
+        ins = [names[a % len(names)]] + (
+            [names[c % len(names)]] if op not in ("Neg", "Square") else []
+        )
         names.append(b.op(f"s{k}", op, *ins))
     np_t = np.float32 if dtype == F else np.float64
     feeds = {"x:0": np.array([1.5, -2.0, 0.0], np_t), "y:0": np.array([0.25, 3.0, -0.0], np_t)}
@@ -178,8 +195,7 @@ def test_incompatible_shapes_are_invalid_argument():
     x, y = b.placeholder("x"), b.placeholder("y")
     b.op("b", "Neg", b.op("a", "AddV2", x, y))
     with pytest.raises(InvalidArgumentError, match="Incompatible shapes"):
-        _run(b.gd, ["b:0"], {"x:0": np.zeros(2, np.float32), "y:0": np.zeros(3, np.float32)},
-             True)
+        _run(b.gd, ["b:0"], {"x:0": np.zeros(2, np.float32), "y:0": np.zeros(3, np.float32)}, True)
 
 
 def test_a_malformed_program_is_rejected():

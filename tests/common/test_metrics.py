@@ -49,8 +49,7 @@ def test_registry_holds_our_families_and_the_process_ones():
         assert ours[name][1].documentation, name
         for sample in ours[name][1].samples:
             assert set(sample.labels) - {"le"} == set(labels), sample
-    assert "process_resident_memory_bytes" in {
-        s.name for f in families.values() for s in f.samples}
+    assert "process_resident_memory_bytes" in {s.name for f in families.values() for s in f.samples}
     # Not prometheus_client's default registry: nothing of ours leaks into it, or back.
     from prometheus_client import REGISTRY as DEFAULT
 
@@ -58,8 +57,11 @@ def test_registry_holds_our_families_and_the_process_ones():
 
 
 def test_every_transport_and_the_ok_outcomes_are_exported_from_the_start():
-    names = {(s.name, tuple(sorted(s.labels.items())))
-             for f in metrics.REGISTRY.collect() for s in f.samples}
+    names = {
+        (s.name, tuple(sorted(s.labels.items())))
+        for f in metrics.REGISTRY.collect()
+        for s in f.samples
+    }
     for t in ("grpc", "local", "shm", "in_process"):
         assert ("flowrt_worker_recv_bytes_total", (("transport", t),)) in names
         assert ("flowrt_worker_recv_tensors_total", (("transport", t),)) in names
@@ -70,9 +72,13 @@ def test_every_transport_and_the_ok_outcomes_are_exported_from_the_start():
 def test_step_buckets_span_a_tenth_of_a_millisecond_to_a_minute():
     assert metrics.STEP_BUCKETS[0] == 0.0001 and metrics.STEP_BUCKETS[-1] == 60.0
     assert list(metrics.STEP_BUCKETS) == sorted(set(metrics.STEP_BUCKETS))
-    bounds = [s.labels["le"] for s in next(
-        f for f in metrics.REGISTRY.collect() if f.name == "flowrt_master_step_seconds"
-    ).samples if s.name.endswith("_bucket")]
+    bounds = [
+        s.labels["le"]
+        for s in next(
+            f for f in metrics.REGISTRY.collect() if f.name == "flowrt_master_step_seconds"
+        ).samples
+        if s.name.endswith("_bucket")
+    ]
     assert bounds == [*(repr(float(b)) for b in metrics.STEP_BUCKETS), "+Inf"]
 
 
@@ -84,8 +90,10 @@ def test_outcome_is_ok_or_the_tensorflow_code_name():
 
 
 def test_master_step_done_counts_by_outcome_and_times_successes_only():
-    ok, bad = value("flowrt_master_steps_total", outcome="ok"), value(
-        "flowrt_master_steps_total", outcome="INVALID_ARGUMENT")
+    ok, bad = (
+        value("flowrt_master_steps_total", outcome="ok"),
+        value("flowrt_master_steps_total", outcome="INVALID_ARGUMENT"),
+    )
     timed = value("flowrt_master_step_seconds_count")
     start = 0.0  # perf_counter's origin: a step of (uptime) seconds, in the +Inf bucket
     metrics.master_step_done(start, None)
@@ -126,8 +134,10 @@ def test_shared_memory_values_are_told_apart_from_their_carrier():
 
 def test_tensor_received_counts_bytes_of_fixed_size_types():
     def got(t: str) -> tuple[float, float]:
-        return (value("flowrt_worker_recv_tensors_total", transport=t),
-                value("flowrt_worker_recv_bytes_total", transport=t))
+        return (
+            value("flowrt_worker_recv_tensors_total", transport=t),
+            value("flowrt_worker_recv_bytes_total", transport=t),
+        )
 
     before = {t: got(t) for t in metrics.TRANSPORTS}
     metrics.tensor_received(np.ones((10, 10), np.float64), "local")
@@ -135,8 +145,9 @@ def test_tensor_received_counts_bytes_of_fixed_size_types():
     metrics.tensor_received(None, "grpc")  # dead
     metrics.tensor_received(np.zeros(3, np.int8), "shm")
     after = {t: got(t) for t in metrics.TRANSPORTS}
-    delta = {t: (after[t][0] - before[t][0], after[t][1] - before[t][1])
-             for t in metrics.TRANSPORTS}
+    delta = {
+        t: (after[t][0] - before[t][0], after[t][1] - before[t][1]) for t in metrics.TRANSPORTS
+    }
     assert delta == {"local": (1, 800), "grpc": (2, 0), "shm": (1, 3), "in_process": (0, 0)}
 
 
@@ -159,8 +170,11 @@ def test_serve_on_port_zero_exposes_the_registry_in_text_format():
         assert set(FAMILIES) <= set(families)
         registered = families["flowrt_master_partitions_registered"]
         assert registered.type == "counter"
-        assert [s.value for s in registered.samples
-                if s.name == "flowrt_master_partitions_registered_total"] == [expected]
+        assert [
+            s.value
+            for s in registered.samples
+            if s.name == "flowrt_master_partitions_registered_total"
+        ] == [expected]
         assert families["flowrt_master_step_seconds"].type == "histogram"
     finally:
         metrics.stop(server)

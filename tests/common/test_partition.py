@@ -376,8 +376,9 @@ def test_many_control_inputs_from_another_task_share_one_send_recv_pair():
     assert [nd.op for nd in d0.node if "/_" in nd.name] == ["_Recv", "Identity"]
     target = next(nd for nd in d0.node if nd.name == "target")
     recv_ident = next(nd for nd in d0.node if nd.op == "Identity")
-    assert sorted(target.input) == sorted([f"^c{i}" for i in range(0, n, 2)]
-                                          + ["^" + recv_ident.name])
+    assert sorted(target.input) == sorted(
+        [f"^c{i}" for i in range(0, n, 2)] + ["^" + recv_ident.name]
+    )
 
 
 def test_a_single_control_input_from_another_location_is_not_joined():
@@ -387,10 +388,15 @@ def test_a_single_control_input_from_another_location_is_not_joined():
 
 
 def test_control_inputs_are_not_joined_in_graphs_with_control_flow():
-    g = build([
-        ("a", "NoOp", [], D1), ("b", "NoOp", [], D1), ("x", "Const", [], D0),
-        ("e", "Enter", ["x"], D0), ("t", "NoOp", ["^a", "^b"], D0),
-    ])
+    g = build(
+        [
+            ("a", "NoOp", [], D1),
+            ("b", "NoOp", [], D1),
+            ("x", "Const", [], D0),
+            ("e", "Enter", ["x"], D0),
+            ("t", "NoOp", ["^a", "^b"], D0),
+        ]
+    )
     parts = run_partition(g, control_flow_info=build_control_flow_info(g))
     assert [nd.op for nd in parts[D1].node].count("_Send") == 2
 

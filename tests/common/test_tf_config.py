@@ -20,8 +20,9 @@ CLUSTER = {
 
 
 def config(job: str, index: object = 0, cluster: object = CLUSTER) -> str:
-    return json.dumps({"cluster": cluster, "task": {"type": job, "index": index},
-                       "environment": "cloud"})
+    return json.dumps(
+        {"cluster": cluster, "task": {"type": job, "index": index}, "environment": "cloud"}
+    )
 
 
 def test_training_task_gets_the_cluster_without_the_evaluator():
@@ -43,14 +44,17 @@ def test_round_trip_through_to_json():
     assert again == task
 
 
-@pytest.mark.parametrize("text, message", [
-    ("{", "TF_CONFIG is not valid JSON"),
-    (json.dumps({"task": {"type": "worker"}}), "'cluster' must map job names"),
-    (config("worker", 2), "Task /job:worker/replica:0/task:2 is not in the cluster"),
-    (config("worker", -1), "task.index must be an integer >= 0"),
-    (config("trainer"), "task type 'trainer' is not a job of the cluster"),
-    (config("worker", 0, {"worker": ["no-port"]}), "jobs.worker[0]: expected HOST:PORT"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("{", "TF_CONFIG is not valid JSON"),
+        (json.dumps({"task": {"type": "worker"}}), "'cluster' must map job names"),
+        (config("worker", 2), "Task /job:worker/replica:0/task:2 is not in the cluster"),
+        (config("worker", -1), "task.index must be an integer >= 0"),
+        (config("trainer"), "task type 'trainer' is not a job of the cluster"),
+        (config("worker", 0, {"worker": ["no-port"]}), "jobs.worker[0]: expected HOST:PORT"),
+    ],
+)
 def test_errors_name_the_field(text, message):
     with pytest.raises(InvalidArgumentError, match="TF_CONFIG") as e:
         tf_config.parse(text)

@@ -89,7 +89,8 @@ def health(address: str) -> str:
 
     with grpc.insecure_channel(address) as channel:
         answer = health_pb2_grpc.HealthStub(channel).Check(
-            health_pb2.HealthCheckRequest(), timeout=30, wait_for_ready=True)
+            health_pb2.HealthCheckRequest(), timeout=30, wait_for_ready=True
+        )
     return health_pb2.HealthCheckResponse.ServingStatus.Name(answer.status)
 
 
@@ -103,8 +104,10 @@ def test_statefulset_pods_run_a_cluster():
             (container,) = s["spec"]["template"]["spec"]["containers"]
             values = {e["name"]: e.get("value") for e in container["env"]}
             for index in range(s["spec"]["replicas"]):
-                env = {"TF_CONFIG": local_tf_config(values["TF_CONFIG"], ports),
-                       "POD_INDEX": str(index)}
+                env = {
+                    "TF_CONFIG": local_tf_config(values["TF_CONFIG"], ports),
+                    "POD_INDEX": str(index),
+                }
                 name = f"{s['metadata']['name']}-{index}"
                 tasks.append(Task(name, local_argv(container, env, ports), None, env))
         for t in tasks:
@@ -112,9 +115,19 @@ def test_statefulset_pods_run_a_cluster():
         for host in hosts:  # what the pods' gRPC readiness and liveness probes ask
             assert health(f"127.0.0.1:{ports[host]}") == "SERVING"
         out = subprocess.run(
-            [sys.executable, str(REPO_ROOT / "examples" / "demo.py"), "--target",
-             f"grpc://127.0.0.1:{ports['worker-0.flowrt']}", "--steps", "2"],
-            capture_output=True, text=True, env=child_env(), timeout=120)
+            [
+                sys.executable,
+                str(REPO_ROOT / "examples" / "demo.py"),
+                "--target",
+                f"grpc://127.0.0.1:{ports['worker-0.flowrt']}",
+                "--steps",
+                "2",
+            ],
+            capture_output=True,
+            text=True,
+            env=child_env(),
+            timeout=120,
+        )
         assert out.returncode == 0, out.stderr
         assert "demo OK" in out.stdout
     finally:
@@ -129,15 +142,23 @@ def operator_tf_config(job: dict[str, Any], rtype: str, index: int) -> str:
         r.lower(): [f"{name}-{r.lower()}-{i}.{namespace}.svc:2222" for i in range(s["replicas"])]
         for r, s in job["spec"]["tfReplicaSpecs"].items()
     }
-    return json.dumps({"cluster": cluster, "task": {"type": rtype.lower(), "index": index},
-                       "environment": "cloud"})
+    return json.dumps(
+        {
+            "cluster": cluster,
+            "task": {"type": rtype.lower(), "index": index},
+            "environment": "cloud",
+        }
+    )
 
 
 def test_tfjob_pods_run_the_job_to_success(tmp_path):
     (job,) = docs("tfjob.yaml")
     specs = job["spec"]["tfReplicaSpecs"]
-    ports = {f"flowrt-demo-{r.lower()}-{i}.default.svc": free_port()
-             for r, s in specs.items() for i in range(s["replicas"])}
+    ports = {
+        f"flowrt-demo-{r.lower()}-{i}.default.svc": free_port()
+        for r, s in specs.items()
+        for i in range(s["replicas"])
+    }
     servers: list[Task] = []
     chief = None
     try:
@@ -145,15 +166,21 @@ def test_tfjob_pods_run_the_job_to_success(tmp_path):
             (container,) = specs[rtype]["template"]["spec"]["containers"]
             for index in range(specs[rtype]["replicas"]):
                 env = {"TF_CONFIG": local_tf_config(operator_tf_config(job, rtype, index), ports)}
-                servers.append(Task(f"{rtype}{index}", local_argv(container, env, ports), None,
-                                    env))
+                servers.append(
+                    Task(f"{rtype}{index}", local_argv(container, env, ports), None, env)
+                )
         (container,) = specs["Chief"]["template"]["spec"]["containers"]
         env = {"TF_CONFIG": local_tf_config(operator_tf_config(job, "Chief", 0), ports)}
         argv = local_argv(container, env, {"self": ports["flowrt-demo-chief-0.default.svc"]})
         with open(tmp_path / "out", "w") as out, open(tmp_path / "err", "w") as err:
             chief = subprocess.Popen(  # its pod: the server and the client, one group
-                argv, cwd=REPO_ROOT, env={**child_env(), **env}, stdout=out, stderr=err,
-                start_new_session=True)
+                argv,
+                cwd=REPO_ROOT,
+                env={**child_env(), **env},
+                stdout=out,
+                stderr=err,
+                start_new_session=True,
+            )
         # The container's main process is the client (exec): the job ends with it.
         assert chief.wait(180) == 0, (tmp_path / "err").read_text()[-3000:]
         assert "demo OK" in (tmp_path / "out").read_text()

@@ -33,8 +33,9 @@ def _alive(pid: int) -> bool:
 
 
 def _children(pid: int) -> list[int]:
-    out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True,
-                         text=True).stdout
+    out = subprocess.run(
+        ["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True
+    ).stdout
     return [int(x) for x in out.split()]
 
 
@@ -44,7 +45,10 @@ class Launcher:
     def __init__(self, *args: str) -> None:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "deploy", "--stay-up", "--no-demo", *args],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=REPO_ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            cwd=REPO_ROOT,
             env=child_env(),
         )
         self.lines: list[str] = []
@@ -97,19 +101,30 @@ def test_tasks_and_temp_dir_die_with_the_launcher(sig):
 
 def test_fixed_ports_and_tensorflow_layout():
     ports = [free_port() for _ in range(3)]
-    launcher = Launcher("--quiet", "--layout", "tensorflow", "--ports",
-                        ",".join(map(str, ports)))
+    launcher = Launcher("--quiet", "--layout", "tensorflow", "--ports", ",".join(map(str, ports)))
     try:
         assert launcher.target == f"127.0.0.1:{ports[0]}"  # worker 0 is the master
         out = subprocess.run(
-            [sys.executable, str(REPO_ROOT / "examples" / "demo.py"), "--target",
-             f"grpc://{launcher.target}", "--steps", "1"],
-            capture_output=True, text=True, env=child_env(), timeout=120,
+            [
+                sys.executable,
+                str(REPO_ROOT / "examples" / "demo.py"),
+                "--target",
+                f"grpc://{launcher.target}",
+                "--steps",
+                "1",
+            ],
+            capture_output=True,
+            text=True,
+            env=child_env(),
+            timeout=120,
         )
         assert out.returncode == 0, out.stderr
         assert "demo OK" in out.stdout
-        for job in ("/job:worker/replica:0/task:0", "/job:worker/replica:0/task:1",
-                    "/job:ps/replica:0/task:0"):
+        for job in (
+            "/job:worker/replica:0/task:0",
+            "/job:worker/replica:0/task:1",
+            "/job:ps/replica:0/task:0",
+        ):
             assert f"  {job}/device:CPU:0" in out.stdout
     finally:
         launcher.proc.send_signal(signal.SIGTERM)
@@ -119,8 +134,14 @@ def test_fixed_ports_and_tensorflow_layout():
 
 
 def test_bad_ports_are_a_usage_error():
-    proc = subprocess.run([sys.executable, "-m", "deploy", "--ports", "1,2"], cwd=REPO_ROOT,
-                          env=child_env(), capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "deploy", "--ports", "1,2"],
+        cwd=REPO_ROOT,
+        env=child_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 2 and "--ports: 4 ports" in proc.stderr
 
 

@@ -34,8 +34,16 @@ def test_services_run_the_cli_contract():
         for i, address in enumerate(addresses):
             assert address.split(":")[0] in services, f"no service for {job} task {i}"
             expected[address.split(":")[0]] = [
-                "-m", "worker", "--cluster", IN_IMAGE_CLUSTER, "--job", job, "--task", str(i),
-                *metrics]
+                "-m",
+                "worker",
+                "--cluster",
+                IN_IMAGE_CLUSTER,
+                "--job",
+                job,
+                "--task",
+                str(i),
+                *metrics,
+            ]
     assert cluster["master"].split(":")[0] == "master"
     assert {name: s["command"] for name, s in services.items()} == expected
     dockerfile = (REPO_ROOT / "deploy/Dockerfile").read_text()
@@ -45,8 +53,9 @@ def test_services_run_the_cli_contract():
 def _local_cluster_file(tmp_path: Path) -> Path:
     cluster = yaml.safe_load((REPO_ROOT / "deploy/cluster-compose.yaml").read_text())
     cluster["master"] = f"127.0.0.1:{free_port()}"
-    cluster["jobs"] = {job: [f"127.0.0.1:{free_port()}" for _ in tasks]
-                       for job, tasks in cluster["jobs"].items()}
+    cluster["jobs"] = {
+        job: [f"127.0.0.1:{free_port()}" for _ in tasks] for job, tasks in cluster["jobs"].items()
+    }
     path = tmp_path / "cluster-compose.yaml"
     path.write_text(yaml.safe_dump(cluster))
     return path
@@ -61,9 +70,13 @@ def test_compose_services_run_a_graph(tmp_path):
         for name, service in _services().items():
             # One host here: each task's metrics endpoint and the dashboard on free ports.
             argv = [sys.executable] + [
-                str(cluster_file) if arg == IN_IMAGE_CLUSTER
-                else "0" if arg in ("9100", "8080") else arg
-                for arg in service["command"]]
+                str(cluster_file)
+                if arg == IN_IMAGE_CLUSTER
+                else "0"
+                if arg in ("9100", "8080")
+                else arg
+                for arg in service["command"]
+            ]
             tasks.append(Task(name, argv, log=None))
         for task in tasks:
             task.wait_listening(60)

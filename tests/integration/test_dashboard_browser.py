@@ -31,28 +31,36 @@ REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = Path(os.environ.get("FLOWRT_TEST_ARTIFACTS", REPO / ".artifacts")) / "dashboard"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 # Flags for a sandboxed CI box: no GPU, no network of its own, a throwaway profile.
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--disable-dev-shm-usage"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+]
 WORKER1 = "/job:worker/replica:0/task:1"
 TIMEOUT_MS = 45_000  # generous: CI machines are shared and slow
 
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no chromium on this machine "
-                                "(.ci/run installs Debian's chromium)")
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None, reason="no chromium on this machine (.ci/run installs Debian's chromium)"
+)
 
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[LocalCluster]:
-    with LocalCluster(master_args=["--dashboard-port", "0", "--trace-sample-rate", "1"],
-                      log=None) as c:
+    with LocalCluster(
+        master_args=["--dashboard-port", "0", "--trace-sample-rate", "1"], log=None
+    ) as c:
         yield c
 
 
 @pytest.fixture(scope="module")
 def url(cluster: LocalCluster) -> str:
     lines = cluster.tasks["master"].lines
-    found = [m.group(1) for m in map(re.compile(r"dashboard on (http://\S+)").search, lines)
-             if m]
+    found = [m.group(1) for m in map(re.compile(r"dashboard on (http://\S+)").search, lines) if m]
     assert len(found) == 1, lines
     return found[0]
 
@@ -62,8 +70,7 @@ def page(url: str) -> Iterator[object]:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     with sync_api.sync_playwright() as p:
         try:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS,
-                                        headless=True)
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         except Exception as e:  # noqa: BLE001  (a box that forbids the browser)
             pytest.skip(f"chromium cannot start here: {e}")
         pg = browser.new_page(viewport={"width": 1400, "height": 1000})
@@ -96,7 +103,8 @@ def _graph() -> tuple[tf.Graph, object, object, object, object]:
 
 
 def test_dashboard_stays_usable_with_a_large_graph_and_many_steps(
-        cluster: LocalCluster, page, url: str) -> None:
+    cluster: LocalCluster, page, url: str
+) -> None:
     """A 10,000-node graph view renders and stays interactive while clients run ~100
     small steps a second (every one traced, with the sample rate at 1)."""
     n = 10_000
@@ -114,8 +122,9 @@ def test_dashboard_stays_usable_with_a_large_graph_and_many_steps(
         small = tf.add(x, 1.0, name="small")
     with tf.Session(cluster.target, graph=g) as sess:
         assert sess.run(big, {x: 0.0}) == float(n)
-        handle = json.load(urllib.request.urlopen(url + "api/snapshot", timeout=10))[
-            "sessions"][-1]["handle"]
+        handle = json.load(urllib.request.urlopen(url + "api/snapshot", timeout=10))["sessions"][
+            -1
+        ]["handle"]
         stop = threading.Event()
         ran = [0]
 
@@ -140,8 +149,11 @@ def test_dashboard_stays_usable_with_a_large_graph_and_many_steps(
             page.wait_for_function(
                 f"(document.getElementById('graph').data || []).reduce("
                 f"(k, t) => k + (t.mode === 'markers' ? t.x.length : 0), 0) >= {n}",
-                timeout=120_000)
-            sync_api.expect(page.locator("#explain tbody tr")).to_have_count(300, timeout=TIMEOUT_MS)
+                timeout=120_000,
+            )
+            sync_api.expect(page.locator("#explain tbody tr")).to_have_count(
+                300, timeout=TIMEOUT_MS
+            )
             page.fill("#explain-filter", "w0_chain_4999")
             sync_api.expect(page.locator('#explain tr[data-node="w0_chain_4999"]')).to_have_count(1)
             assert page.locator("#explain tbody tr").count() <= 2  # and its fetch's _Send
@@ -150,12 +162,17 @@ def test_dashboard_stays_usable_with_a_large_graph_and_many_steps(
             sync_api.expect(page.locator("#live")).to_have_text("live")
             page.wait_for_function(
                 "Math.max(...[...document.querySelectorAll('#steps tr[data-step]')]"
-                ".map(r => +r.dataset.step)) > 0", timeout=TIMEOUT_MS)
-            newest = json.load(urllib.request.urlopen(url + "api/snapshot", timeout=10))[
-                "steps"][0]["id"]
+                ".map(r => +r.dataset.step)) > 0",
+                timeout=TIMEOUT_MS,
+            )
+            newest = json.load(urllib.request.urlopen(url + "api/snapshot", timeout=10))["steps"][
+                0
+            ]["id"]
             page.wait_for_function(
                 f"[...document.querySelectorAll('#steps tr[data-step]')]"
-                f".some(r => +r.dataset.step >= {newest})", timeout=TIMEOUT_MS)
+                f".some(r => +r.dataset.step >= {newest})",
+                timeout=TIMEOUT_MS,
+            )
             assert ran[0] > before  # the load went on meanwhile
             _shot(page, "0-large-graph")
         finally:
@@ -170,8 +187,7 @@ def test_dashboard_shows_the_cluster_live(cluster: LocalCluster, page, url: str)
     # Every task, up.
     rows = page.locator("#tasks tbody tr")
     sync_api.expect(rows).to_have_count(3, timeout=TIMEOUT_MS)
-    sync_api.expect(page.locator('#tasks tr[data-state="up"]')).to_have_count(3,
-                                                                              timeout=TIMEOUT_MS)
+    sync_api.expect(page.locator('#tasks tr[data-state="up"]')).to_have_count(3, timeout=TIMEOUT_MS)
     sync_api.expect(page.locator("#live")).to_have_text("live", timeout=TIMEOUT_MS)
     for task in ("/job:ps/replica:0/task:0", "/job:worker/replica:0/task:0", WORKER1):
         assert page.locator(f'#tasks tr[data-task="{task}"]').count() == 1
@@ -200,13 +216,19 @@ def test_dashboard_shows_the_cluster_live(cluster: LocalCluster, page, url: str)
         sync_api.expect(page.locator("#timeline-section")).to_be_visible(timeout=TIMEOUT_MS)
         page.wait_for_function(
             "document.getElementById('timeline').data && "
-            "document.getElementById('timeline').data.length == 2", timeout=TIMEOUT_MS)
+            "document.getElementById('timeline').data.length == 2",
+            timeout=TIMEOUT_MS,
+        )
         traces = page.evaluate(
-            "document.getElementById('timeline').data.map(t => ({name: t.name, y: t.y}))")
+            "document.getElementById('timeline').data.map(t => ({name: t.name, y: t.y}))"
+        )
         kernels, transfers = traces
         lanes = set(kernels["y"]) | set(transfers["y"])
-        assert {"/job:ps/replica:0/task:0/device:CPU:0", f"{WORKER1}/device:CPU:0",
-                "/job:worker/replica:0/task:0/device:CPU:0"} <= lanes
+        assert {
+            "/job:ps/replica:0/task:0/device:CPU:0",
+            f"{WORKER1}/device:CPU:0",
+            "/job:worker/replica:0/task:0/device:CPU:0",
+        } <= lanes
         assert len(transfers["y"]) >= 2  # _Send on ps and _Recv on worker 1, at least
         assert page.locator("#timeline .bars .point").count() > 0  # drawn, not only data
         href = page.locator("#trace-download").get_attribute("href")
@@ -223,7 +245,8 @@ def test_dashboard_shows_the_cluster_live(cluster: LocalCluster, page, url: str)
         # the selector once its detail has loaded; pick z's (ps -> worker 1 -> worker 0).
         page.wait_for_function(
             "[...document.querySelectorAll('#graph-select option')]"
-            ".some(o => o.textContent.startsWith('- -> z:0'))")
+            ".some(o => o.textContent.startsWith('- -> z:0'))"
+        )
         keys = page.locator("#graph-select option").all_inner_texts()
         z_key = next(k for k in keys if k.startswith("- -> z:0"))
         page.select_option("#graph-select", label=z_key)

@@ -33,13 +33,24 @@ def test_a_peer_whose_name_resolves_late_is_retried(tmp_path: Path):
     hosts = tmp_path / "hosts"
     hosts.write_text("127.0.0.1 localhost\n127.0.0.1 worker-0.flowrt.test\n")
     ports = {"worker": free_port(), "ps": free_port()}
-    spec = {"jobs": {"worker": [f"worker-0.flowrt.test:{ports['worker']}"],
-                     "ps": [f"ps-0.flowrt.test:{ports['ps']}"]}}
+    spec = {
+        "jobs": {
+            "worker": [f"worker-0.flowrt.test:{ports['worker']}"],
+            "ps": [f"ps-0.flowrt.test:{ports['ps']}"],
+        }
+    }
     tasks = []
     try:
         for job in ("worker", "ps"):
-            argv = ["unshare", "-m", "sh", "-c",
-                    f'mount --bind {hosts} /etc/hosts && exec "$@"', "sh", *server_argv()]
+            argv = [
+                "unshare",
+                "-m",
+                "sh",
+                "-c",
+                f'mount --bind {hosts} /etc/hosts && exec "$@"',
+                "sh",
+                *server_argv(),
+            ]
             tasks.append(Task(job, argv, None, tf_config_env(spec, job, 0)))
         for t in tasks:
             t.wait_listening(60)

@@ -21,20 +21,25 @@ def registered_graphs(url: str) -> float:
     with urllib.request.urlopen(url, timeout=10) as r:
         text = r.read().decode()
     return next(
-        s.value for f in text_string_to_metric_families(text)
-        if f.name == "flowrt_worker_registered_graphs" for s in f.samples
+        s.value
+        for f in text_string_to_metric_families(text)
+        if f.name == "flowrt_worker_registered_graphs"
+        for s in f.samples
     )
 
 
 def test_graphs_of_a_killed_master_are_freed():
     cluster = LocalCluster(
-        {"worker": 2}, master_args=["--session-lease", "2"],
+        {"worker": 2},
+        master_args=["--session-lease", "2"],
         worker_args=["--metrics-port", "0"],
     ).start()
     try:
         urls = [
-            re.search(r"metrics on (http://\S+)", "\n".join(cluster.tasks[f"worker{i}"].lines))
-            .group(1) for i in range(2)
+            re.search(
+                r"metrics on (http://\S+)", "\n".join(cluster.tasks[f"worker{i}"].lines)
+            ).group(1)
+            for i in range(2)
         ]
         g = ours.Graph()
         with g.as_default():
@@ -47,7 +52,8 @@ def test_graphs_of_a_killed_master_are_freed():
         got = sess.run(y, {x: np.arange(4, dtype=np.float32)})
         np.testing.assert_array_equal(got, (np.arange(4) + 1.0) * 2.0)
         assert [registered_graphs(u) for u in urls] == [1, 1], [
-            cluster.tasks[f"worker{i}"].lines[-8:] for i in range(2)]
+            cluster.tasks[f"worker{i}"].lines[-8:] for i in range(2)
+        ]
         time.sleep(3.0)  # renewed leases keep an idle session's graphs
         assert [registered_graphs(u) for u in urls] == [1, 1]
         cluster.tasks["master"].kill()
@@ -55,10 +61,13 @@ def test_graphs_of_a_killed_master_are_freed():
         while time.monotonic() < deadline and any(registered_graphs(u) for u in urls):
             time.sleep(0.2)
         assert [registered_graphs(u) for u in urls] == [0, 0], [
-            cluster.tasks[f"worker{i}"].lines[-8:] for i in range(2)]
+            cluster.tasks[f"worker{i}"].lines[-8:] for i in range(2)
+        ]
         for i in range(2):
-            assert any("its master stopped renewing it" in line
-                       for line in cluster.tasks[f"worker{i}"].lines)
+            assert any(
+                "its master stopped renewing it" in line
+                for line in cluster.tasks[f"worker{i}"].lines
+            )
     finally:
         codes = cluster.stop()
     assert codes["worker0"] == codes["worker1"] == 0

@@ -35,7 +35,8 @@ def bed() -> Iterator[netns.NetnsBed]:
 @pytest.fixture(scope="module")
 def cluster(bed: netns.NetnsBed) -> Iterator[LocalCluster]:
     started = LocalCluster(
-        master_args=["--rpc-timeout", "10"], netns=bed,
+        master_args=["--rpc-timeout", "10"],
+        netns=bed,
         worker_args=["--metrics-port", str(METRICS_PORT)],
     ).start()
     tasks = list(started.tasks.values())
@@ -79,7 +80,7 @@ def test_training_across_three_hosts(cluster):
         grads, losses = [], []
         for k, dev in enumerate((W0, W1)):
             with ours.device(dev):
-                xs, ys = x_data[16 * k: 16 * (k + 1)], y_data[16 * k: 16 * (k + 1)]
+                xs, ys = x_data[16 * k : 16 * (k + 1)], y_data[16 * k : 16 * (k + 1)]
                 loss = ours.reduce_mean(ours.square(ours.matmul(xs, w) - ys))
                 grads.append(ours.gradients(loss, [w])[0])
                 losses.append(loss)
@@ -97,10 +98,13 @@ def test_training_across_three_hosts(cluster):
         last = sess.run(total)
     ref = np.zeros((3, 1), np.float32)
     for _ in range(steps):
-        grad = sum(
-            2.0 / 16 * xs.T @ (xs @ ref - ys)
-            for xs, ys in ((x_data[:16], y_data[:16]), (x_data[16:], y_data[16:]))
-        ) / 2.0
+        grad = (
+            sum(
+                2.0 / 16 * xs.T @ (xs @ ref - ys)
+                for xs, ys in ((x_data[:16], y_data[:16]), (x_data[16:], y_data[16:]))
+            )
+            / 2.0
+        )
         ref = ref - lr * grad.astype(np.float32)
     np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-6)
     assert last < 0.2 * first

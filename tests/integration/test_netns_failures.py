@@ -52,8 +52,7 @@ def blocked_dequeue(device: str) -> Any:
     """A step part that waits forever on `device` (a private queue nobody fills)."""
     with ours.device(device):
         queue = apply_op("FIFOQueueV2", [], {"component_types": [ours.float32]}).outputs[0]
-        return apply_op("QueueDequeueV2", [queue], {"component_types": [ours.float32]}
-                        ).outputs[0]
+        return apply_op("QueueDequeueV2", [queue], {"component_types": [ours.float32]}).outputs[0]
 
 
 class Background:
@@ -101,7 +100,9 @@ def build() -> tuple[Any, dict[str, Any]]:
         with ours.device(W1):
             on_w1 = on_w0 * 2.0
         ops = {
-            "init": v.initializer, "w0": on_w0, "w1": on_w1,
+            "init": v.initializer,
+            "w0": on_w0,
+            "w1": on_w1,
             "stuck_w1": blocked_dequeue(W1) + on_w0,
             "stuck_w0_to_w1": ours.identity(blocked_dequeue(W0)) * 1.0,
         }
@@ -114,16 +115,22 @@ def no_w1() -> Any:
     return ours.ConfigProto(device_filters=["/job:ps", "/job:worker/task:0"])
 
 
-def fail_then_recover(cluster: LocalCluster, stuck: str, break_it: Callable[[], None],
-                      repair: Callable[[], None], task_named: str) -> None:
+def fail_then_recover(
+    cluster: LocalCluster,
+    stuck: str,
+    break_it: Callable[[], None],
+    repair: Callable[[], None],
+    task_named: str,
+) -> None:
     g, ops = build()
     sess = ours.Session(cluster.target, graph=g)
     others = ours.Session(cluster.target, graph=g, config=no_w1())
     try:
         sess.run(ops["init"])
         assert sess.run(ops["w1"]) == 4.0
-        step = Background(lambda: sess.run(
-            ops[stuck], options=ours.RunOptions(timeout_in_ms=STEP_DEADLINE_MS)))
+        step = Background(
+            lambda: sess.run(ops[stuck], options=ours.RunOptions(timeout_in_ms=STEP_DEADLINE_MS))
+        )
         time.sleep(1.0)  # the step is in flight on the workers
         break_it()
         served = 0
@@ -149,20 +156,21 @@ def fail_then_recover(cluster: LocalCluster, stuck: str, break_it: Callable[[], 
 
 def test_link_cut_between_master_and_worker(cluster, bed):
     m, w1 = cluster.hosts["master"], cluster.hosts["worker1"]
-    fail_then_recover(cluster, "stuck_w1", lambda: bed.cut(m, w1), lambda: bed.heal(m, w1),
-                      W1_NAME)
+    fail_then_recover(cluster, "stuck_w1", lambda: bed.cut(m, w1), lambda: bed.heal(m, w1), W1_NAME)
 
 
 def test_link_cut_between_two_workers(cluster, bed):
     w0, w1 = cluster.hosts["worker0"], cluster.hosts["worker1"]
-    fail_then_recover(cluster, "stuck_w0_to_w1", lambda: bed.cut(w0, w1),
-                      lambda: bed.heal(w0, w1), W0_NAME)
+    fail_then_recover(
+        cluster, "stuck_w0_to_w1", lambda: bed.cut(w0, w1), lambda: bed.heal(w0, w1), W0_NAME
+    )
 
 
 def test_frozen_worker(cluster):
     proc = cluster.tasks["worker1"].proc
-    fail_then_recover(cluster, "stuck_w1", lambda: proc.send_signal(19),
-                      lambda: proc.send_signal(18), W1_NAME)
+    fail_then_recover(
+        cluster, "stuck_w1", lambda: proc.send_signal(19), lambda: proc.send_signal(18), W1_NAME
+    )
 
 
 def test_worker_restarted_on_the_same_address(cluster):

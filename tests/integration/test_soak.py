@@ -139,8 +139,9 @@ def _proc_stats(pid: int) -> ProcStats:
     )
 
 
-def _wait_until(what: str, condition: Callable[[], tuple[bool, Any]],
-                timeout: float = REST_TIMEOUT_S) -> Any:
+def _wait_until(
+    what: str, condition: Callable[[], tuple[bool, Any]], timeout: float = REST_TIMEOUT_S
+) -> Any:
     """Poll `condition` (metrics over HTTP: there is no event to wait on) until it returns
     (True, value), within `timeout`; the value."""
     deadline = time.monotonic() + timeout
@@ -345,8 +346,9 @@ def test_cluster_comes_back_to_rest_under_mixed_load(cluster, plan):
 
     # Nothing lost: every step the clients saw is counted once, every update applied.
     for start, tally, end in ((before, tallies[0], first), (first, tallies[1], second)):
-        steps = (_outcomes(end.metrics["master"], "flowrt_master_steps_total")
-                 - _outcomes(start.metrics["master"], "flowrt_master_steps_total"))
+        steps = _outcomes(end.metrics["master"], "flowrt_master_steps_total") - _outcomes(
+            start.metrics["master"], "flowrt_master_steps_total"
+        )
         assert steps == Counter({k: v for k, v in tally.items() if k != "increments"})
     increments = sum(t["increments"] for t in tallies)
     values = {w.counter.name: (w, sess) for w, sess in plan}

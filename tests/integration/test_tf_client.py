@@ -18,8 +18,10 @@ tf1.disable_eager_execution()
 TF_GRAPH_MODE = True  # tests/conftest.py keeps TensorFlow in graph mode for this module
 
 W0, W1, PS = "/job:worker/task:0", "/job:worker/task:1", "/job:ps/task:0"
-_MISSING_OP = re.compile(r"(?:Op type not registered|No OpKernel was registered to support "
-                         r"Op) '(\w+)'")
+_MISSING_OP = re.compile(
+    r"(?:Op type not registered|No OpKernel was registered to support "
+    r"Op) '(\w+)'"
+)
 
 
 def run_both(cluster, build, fetch_feed, *, init=None, steps=1):
@@ -47,8 +49,11 @@ def run_or_xfail(fn):
     """Run; a failure only for a kernel not built yet (issue 3) becomes xfail naming it."""
     try:
         return fn()
-    except (tf.errors.InvalidArgumentError, tf.errors.NotFoundError,
-            tf.errors.UnimplementedError) as e:
+    except (
+        tf.errors.InvalidArgumentError,
+        tf.errors.NotFoundError,
+        tf.errors.UnimplementedError,
+    ) as e:
         m = _MISSING_OP.search(str(e))
         if m:
             pytest.xfail(f"needs issue 3 kernels: op {m.group(1)}")
@@ -182,8 +187,9 @@ def test_missing_feed_is_invalid_argument(shared_cluster):
         x = tf1.placeholder(tf.float32, [2], name="x")
         with tf.device(W1):
             y = x + 1.0
-    with tf1.Session(shared_cluster.target, graph=g) as sess, pytest.raises(
-        tf.errors.InvalidArgumentError
+    with (
+        tf1.Session(shared_cluster.target, graph=g) as sess,
+        pytest.raises(tf.errors.InvalidArgumentError),
     ):
         sess.run(y)
 
@@ -195,8 +201,9 @@ def test_uninitialized_variable_is_failed_precondition(shared_cluster):
             v = tf.Variable(np.ones(2, np.float32), name="never_initialized")
         with tf.device(W0):
             y = tf.identity(v) * 2.0
-    with tf1.Session(shared_cluster.target, graph=g) as sess, pytest.raises(
-        tf.errors.FailedPreconditionError
+    with (
+        tf1.Session(shared_cluster.target, graph=g) as sess,
+        pytest.raises(tf.errors.FailedPreconditionError),
     ):
         sess.run(y)
 
@@ -285,8 +292,9 @@ def test_training_loop_variables_on_ps(shared_cluster):
             train = tf1.train.GradientDescentOptimizer(0.1).minimize(loss)
         return loss, train
 
-    remote, local = run_or_xfail(lambda: run_both(
-        shared_cluster, build, lambda t: ([t[0], t[1]], None), init=True, steps=5))
+    remote, local = run_or_xfail(
+        lambda: run_both(shared_cluster, build, lambda t: ([t[0], t[1]], None), init=True, steps=5)
+    )
     losses_r = [r[0] for r in remote]
     losses_l = [r[0] for r in local]
     np.testing.assert_allclose(losses_r, losses_l, rtol=1e-4)
@@ -300,8 +308,11 @@ def test_control_flow_across_workers(shared_cluster, v2):
         try:
             x = tf1.placeholder(tf.float32, [], name="x")
             with dev(W0):
-                total = tf1.while_loop(lambda i, s: i < 5, lambda i, s: (i + 1, s + x),
-                                       [tf.constant(0), tf.constant(0.0)])[1]
+                total = tf1.while_loop(
+                    lambda i, s: i < 5,
+                    lambda i, s: (i + 1, s + x),
+                    [tf.constant(0), tf.constant(0.0)],
+                )[1]
             with dev(W1):
                 picked = tf1.cond(total > 10.0, lambda: total * 2.0, lambda: total - 1.0)
             return x, picked
@@ -309,6 +320,7 @@ def test_control_flow_across_workers(shared_cluster, v2):
             tf1.enable_control_flow_v2()
 
     for value in (1.0, 3.0):
-        remote, local = run_or_xfail(lambda v=value: run_both(
-            shared_cluster, build, lambda t: (t[1], {t[0]: v})))
+        remote, local = run_or_xfail(
+            lambda v=value: run_both(shared_cluster, build, lambda t: (t[1], {t[0]: v}))
+        )
         assert_nested_close(remote, local)

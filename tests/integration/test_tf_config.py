@@ -42,14 +42,17 @@ def test_tasks_get_only_tf_config_and_every_task_is_a_master(tf_cluster):
     for name, task in tf_cluster.tasks.items():
         assert task.argv[1:] == ["-m", "server"]
         assert f"server /job:{name[:-1]}/replica:0/task:{name[-1]} listening on" in "\n".join(
-            task.lines)
+            task.lines
+        )
     for job, addresses in tf_cluster.spec["jobs"].items():
         for i, address in enumerate(addresses):
             with grpc.insecure_channel(address, options=GRPC_OPTIONS) as channel:
-                local = master_stub(channel).ListDevices(
-                    master_pb2.ListDevicesRequest(), timeout=30).local_device
-                status = worker_stub(channel).GetStatus(
-                    worker_pb2.GetStatusRequest(), timeout=30)
+                local = (
+                    master_stub(channel)
+                    .ListDevices(master_pb2.ListDevicesRequest(), timeout=30)
+                    .local_device
+                )
+                status = worker_stub(channel).GetStatus(worker_pb2.GetStatusRequest(), timeout=30)
             own = f"/job:{job}/replica:0/task:{i}/device:CPU:0"
             assert [d.name for d in local] == [own]  # its task's device: it runs ops
             assert [d.name for d in status.device_attributes] == [own]
@@ -61,7 +64,9 @@ def test_unmodified_between_graph_program_trains_through_worker_zero(tf_cluster)
         subprocess.Popen(
             [sys.executable, str(PROGRAM), str(STEPS)],
             env={**child_env(), **tf_config_env(tf_cluster.spec, "worker", i)},
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
         for i in range(2)
     ]
@@ -71,7 +76,9 @@ def test_unmodified_between_graph_program_trains_through_worker_zero(tf_cluster)
     results = [json.loads(out.strip().splitlines()[-1]) for out, _ in outputs]
     assert [r["task"] for r in results] == ["/job:worker/task:0", "/job:worker/task:1"]
     assert {d.rsplit("/device:", 1)[0] for d in results[1]["devices"]} == {
-        "/job:ps/task:0", "/job:worker/task:1"}
+        "/job:ps/task:0",
+        "/job:worker/task:1",
+    }
     # Both replicas' updates reached the one global step and the weights on the ps.
     assert max(r["global_step"] for r in results) == 2 * STEPS
     for r in results:
@@ -81,13 +88,19 @@ def test_unmodified_between_graph_program_trains_through_worker_zero(tf_cluster)
 
 
 def test_tf_config_errors_name_the_field():
-    env = {**child_env(), "TF_CONFIG": json.dumps(
-        {"cluster": {"worker": ["localhost:1"]}, "task": {"type": "ps", "index": 0}})}
-    proc = subprocess.run([sys.executable, "-m", "server"], env=env, capture_output=True,
-                          text=True, timeout=60)
+    env = {
+        **child_env(),
+        "TF_CONFIG": json.dumps(
+            {"cluster": {"worker": ["localhost:1"]}, "task": {"type": "ps", "index": 0}}
+        ),
+    }
+    proc = subprocess.run(
+        [sys.executable, "-m", "server"], env=env, capture_output=True, text=True, timeout=60
+    )
     assert proc.returncode == 2
     assert "TF_CONFIG: task type 'ps' is not a job of the cluster" in proc.stderr
     env.pop("TF_CONFIG")
-    proc = subprocess.run([sys.executable, "-m", "server"], env=env, capture_output=True,
-                          text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "server"], env=env, capture_output=True, text=True, timeout=60
+    )
     assert proc.returncode == 2 and "TF_CONFIG is not set" in proc.stderr

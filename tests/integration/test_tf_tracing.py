@@ -95,8 +95,12 @@ def tf_cluster() -> Iterator[str]:
             ports.append(s.getsockname()[1])
     addresses = ",".join(f"127.0.0.1:{p}" for p in ports)
     procs = [
-        subprocess.Popen([sys.executable, "-c", _TF_SERVER, str(task), addresses],
-                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        subprocess.Popen(
+            [sys.executable, "-c", _TF_SERVER, str(task), addresses],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
         for task in range(2)
     ]
     try:
@@ -121,15 +125,19 @@ def test_tf_client_full_trace_renders_as_chrome_trace(shared_cluster):
     md = traced_step(shared_cluster.target)
     devices = [d.device for d in md.step_stats.dev_stats]
     assert sorted(devices) == [DEV0, DEV1]
-    trace = json.loads(timeline.Timeline(md.step_stats).generate_chrome_trace_format(
-        show_dataflow=True, show_memory=True))
+    trace = json.loads(
+        timeline.Timeline(md.step_stats).generate_chrome_trace_format(
+            show_dataflow=True, show_memory=True
+        )
+    )
     events = trace["traceEvents"]
     ops = {(e["args"]["name"], e["args"]["op"]) for e in events if e.get("ph") == "X"}
     assert {("a", "Const"), ("c", "AddV2"), ("d", "Mul")} <= ops
     recorded = {ns.node_name for d in md.step_stats.dev_stats for ns in d.node_stats}
     assert {name for name, _ in ops} == recorded
-    processes = {e["args"]["name"] for e in events
-                 if e.get("ph") == "M" and e.get("name") == "process_name"}
+    processes = {
+        e["args"]["name"] for e in events if e.get("ph") == "M" and e.get("name") == "process_name"
+    }
     assert {f"{DEV0} Compute", f"{DEV1} Compute"} <= processes
     assert len(md.partition_graphs) == 2
     for gd in md.partition_graphs:
@@ -196,8 +204,7 @@ def cost_nodes(md: tf1.RunMetadata) -> dict[str, dict]:
             out[n.name] = {
                 "device": n.device,
                 # As a multiset: TensorFlow's optimizer may reorder a commutative op's inputs.
-                "inputs": sorted((names[i.preceding_node], i.preceding_port)
-                                 for i in n.input_info),
+                "inputs": sorted((names[i.preceding_node], i.preceding_port) for i in n.input_info),
                 "controls": sorted(names[i] for i in n.control_input),
                 "outputs": [([d.size for d in o.shape.dim], o.dtype) for o in n.output_info],
                 "sizes": [(o.size, o.alias_input_port) for o in n.output_info],

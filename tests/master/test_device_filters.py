@@ -17,13 +17,15 @@ W0, PS = "/job:worker/replica:0/task:0", "/job:ps/replica:0/task:0"
 def _create(cluster: Cluster, filters: list[str], timeout: float = T) -> str:
     graph = graph_pb2.GraphDef()
     request = master_pb2.CreateSessionRequest(
-        graph_def=graph, config=config_pb2.ConfigProto(device_filters=filters))
+        graph_def=graph, config=config_pb2.ConfigProto(device_filters=filters)
+    )
     return cluster.stub.CreateSession(request, timeout=timeout).session_handle
 
 
 def _devices(cluster: Cluster, handle: str) -> list[str]:
     response = cluster.stub.ListDevices(
-        master_pb2.ListDevicesRequest(session_handle=handle), timeout=T)
+        master_pb2.ListDevicesRequest(session_handle=handle), timeout=T
+    )
     return [d.name for d in response.remote_device]
 
 

@@ -72,8 +72,9 @@ def test_local_false_keeps_grpc(master, monkeypatch):
     calls = _count_run_steps(monkeypatch)
     conn = MasterConnection(master.address, local=False)
     try:
-        handle = conn.call("CreateSession", master_pb2.CreateSessionRequest(
-            graph_def=add_graph().graph_def)).session_handle
+        handle = conn.call(
+            "CreateSession", master_pb2.CreateSessionRequest(graph_def=add_graph().graph_def)
+        ).session_handle
         request = _run_request(handle)
         assert _fetched(conn.call("RunStep", request)) == [[11.0, 22.0]]
         assert not conn.is_local
@@ -84,8 +85,9 @@ def test_local_false_keeps_grpc(master, monkeypatch):
 
 
 def _run_request(handle: str, *, body: bool = True, feed_x: bool = True):
-    request = master_pb2.RunStepRequest(session_handle=handle, fetch=["c:0"],
-                                        store_errors_in_response_body=body)
+    request = master_pb2.RunStepRequest(
+        session_handle=handle, fetch=["c:0"], store_errors_in_response_body=body
+    )
     if feed_x:
         for name, value in x2().items():
             request.feed.add(name=name).tensor.CopyFrom(tensor_util.as_proto_tensor_content(value))
@@ -103,8 +105,9 @@ def test_errors_are_the_same_over_the_socket_and_grpc(master):
     for local in (True, False):
         conn = MasterConnection(master.address, local=local)
         try:
-            handle = conn.call("CreateSession", master_pb2.CreateSessionRequest(
-                graph_def=add_graph().graph_def)).session_handle
+            handle = conn.call(
+                "CreateSession", master_pb2.CreateSessionRequest(graph_def=add_graph().graph_def)
+            ).session_handle
             assert conn.is_local == local
             with pytest.raises(InvalidArgumentError) as as_status:
                 conn.call("RunStep", _run_request(handle, body=False, feed_x=False))
@@ -114,8 +117,14 @@ def test_errors_are_the_same_over_the_socket_and_grpc(master):
             conn.call("CloseSession", master_pb2.CloseSessionRequest(session_handle=handle))
         finally:
             conn.close()
-        seen.append((str(as_status.value), in_body.status_code, in_body.status_error_message,
-                     str(unknown.value)))
+        seen.append(
+            (
+                str(as_status.value),
+                in_body.status_code,
+                in_body.status_error_message,
+                str(unknown.value),
+            )
+        )
     assert seen[0] == seen[1]
     message = seen[0][0]
     assert "x" in message and "{{node " in message
@@ -146,8 +155,9 @@ def test_master_gone_fails_at_once_naming_it(master):
     master to come back over gRPC: UnavailableError naming the master."""
     conn = MasterConnection(master.address)
     try:
-        handle = conn.call("CreateSession", master_pb2.CreateSessionRequest(
-            graph_def=add_graph().graph_def)).session_handle
+        handle = conn.call(
+            "CreateSession", master_pb2.CreateSessionRequest(graph_def=add_graph().graph_def)
+        ).session_handle
         assert conn.is_local
         master.stop(0)
         with pytest.raises(UnavailableError) as e:
@@ -170,13 +180,15 @@ def test_stop_lets_a_running_step_answer(master, monkeypatch):
 
     conn = MasterConnection(master.address)
     try:
-        handle = conn.call("CreateSession", master_pb2.CreateSessionRequest(
-            graph_def=add_graph().graph_def)).session_handle
+        handle = conn.call(
+            "CreateSession", master_pb2.CreateSessionRequest(graph_def=add_graph().graph_def)
+        ).session_handle
         assert conn.is_local
         monkeypatch.setattr(Master, "run_step", held)
         answer: list = []
-        caller = threading.Thread(target=lambda: answer.append(
-            conn.call("RunStep", _run_request(handle))))
+        caller = threading.Thread(
+            target=lambda: answer.append(conn.call("RunStep", _run_request(handle)))
+        )
         caller.start()
         assert entered.wait(30)
         stopper = threading.Thread(target=master.stop, args=(30.0,))

@@ -64,6 +64,8 @@ def test_kernel_error_over_the_socket_names_the_node(cluster, monkeypatch):
     handle = create(cluster, add_graph())
     response = run(cluster, handle, ["d:0"], {"x:0": np.ones(3, np.float32)})
     assert response.status_code == 3  # INVALID_ARGUMENT
-    assert "c" in response.status_error_message and "Incompatible shapes" in \
-        response.status_error_message
+    assert (
+        "c" in response.status_error_message
+        and "Incompatible shapes" in response.status_error_message
+    )
     assert calls["local"] >= 1 and calls["grpc"] == 0

@@ -37,8 +37,12 @@ def create(cluster, b: GraphBuilder | None = None) -> str:
 
 def run(cluster, handle, fetches=(), feeds=None, targets=(), *, body=True, **kw):
     request = master_pb2.RunStepRequest(
-        session_handle=handle, fetch=list(fetches), target=list(targets),
-        store_errors_in_response_body=body, **kw)
+        session_handle=handle,
+        fetch=list(fetches),
+        target=list(targets),
+        store_errors_in_response_body=body,
+        **kw,
+    )
     for name, value in (feeds or {}).items():
         request.feed.add(name=name).tensor.CopyFrom(tensor_util.as_proto_tensor_content(value))
     return cluster.stub.RunStep(request, timeout=T)
@@ -66,13 +70,16 @@ def test_registration_reused_per_signature(cluster):
     handle = create(cluster, add_graph())
     for _ in range(3):
         values(run(cluster, handle, ["d:0"], x2()))
-    counts = {w.task_name: len(w.worker.graph_mgr(handle, True).handles())
-              for w in cluster.workers}
-    assert counts == {"/job:worker/replica:0/task:0": 1, "/job:worker/replica:0/task:1": 1,
-                      "/job:ps/replica:0/task:0": 0}
+    counts = {w.task_name: len(w.worker.graph_mgr(handle, True).handles()) for w in cluster.workers}
+    assert counts == {
+        "/job:worker/replica:0/task:0": 1,
+        "/job:worker/replica:0/task:1": 1,
+        "/job:ps/replica:0/task:0": 0,
+    }
     values(run(cluster, handle, ["c:0"], x2()))  # a new signature registers again
-    assert len(cluster.worker("/job:worker/replica:0/task:1").graph_mgr(handle, True)
-               .handles()) == 2
+    assert (
+        len(cluster.worker("/job:worker/replica:0/task:1").graph_mgr(handle, True).handles()) == 2
+    )
 
 
 def test_close_then_handle_is_not_found(cluster):
@@ -87,8 +94,9 @@ def test_close_then_handle_is_not_found(cluster):
 def test_empty_create_extend_versions_and_duplicates(cluster):
     handle = create(cluster)
     b = add_graph()
-    extend = master_pb2.ExtendSessionRequest(session_handle=handle, graph_def=b.graph_def,
-                                             current_graph_version=0)
+    extend = master_pb2.ExtendSessionRequest(
+        session_handle=handle, graph_def=b.graph_def, current_graph_version=0
+    )
     assert cluster.stub.ExtendSession(extend, timeout=T).new_graph_version == 1
     with pytest.raises(grpc.RpcError) as stale:
         cluster.stub.ExtendSession(extend, timeout=T)
@@ -100,26 +108,31 @@ def test_empty_create_extend_versions_and_duplicates(cluster):
     assert dup.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert dup.value.details() == (
         "GraphDef argument to Extend includes node 'x', which was created by a previous call "
-        "to Create or Extend in this session.")
+        "to Create or Extend in this session."
+    )
     more = GraphBuilder()
     more.node("e", "Neg", ["d"], device=W0, T=F32)
     f = more.graph_def.library.function.add()
     f.signature.name = "same_fn"
-    extend = master_pb2.ExtendSessionRequest(session_handle=handle, graph_def=more.graph_def,
-                                             current_graph_version=1)
+    extend = master_pb2.ExtendSessionRequest(
+        session_handle=handle, graph_def=more.graph_def, current_graph_version=1
+    )
     assert cluster.stub.ExtendSession(extend, timeout=T).new_graph_version == 2
     again = master_pb2.ExtendSessionRequest(session_handle=handle, current_graph_version=2)
     again.graph_def.library.CopyFrom(more.graph_def.library)  # the client re-sends it
     assert cluster.stub.ExtendSession(again, timeout=T).new_graph_version == 3
-    np.testing.assert_array_equal(values(run(cluster, handle, ["e:0"], x2()))["e:0"],
-                                  [-121.0, -484.0])
+    np.testing.assert_array_equal(
+        values(run(cluster, handle, ["e:0"], x2()))["e:0"], [-121.0, -484.0]
+    )
 
 
 def test_step_errors_in_body_and_as_status(cluster):
     handle = create(cluster, add_graph())
     unknown = run(cluster, handle, ["nonexistent:0"])
     assert (unknown.status_code, unknown.status_error_message) == (
-        grpc.StatusCode.NOT_FOUND.value[0], "FetchOutputs node nonexistent:0: not found")
+        grpc.StatusCode.NOT_FOUND.value[0],
+        "FetchOutputs node nonexistent:0: not found",
+    )
     missing = run(cluster, handle, ["c:0"])
     assert missing.status_code == grpc.StatusCode.INVALID_ARGUMENT.value[0]
     assert "x" in missing.status_error_message
@@ -134,7 +147,8 @@ def test_step_errors_in_body_and_as_status(cluster):
 def test_list_devices(cluster):
     handle = create(cluster)
     response = cluster.stub.ListDevices(
-        master_pb2.ListDevicesRequest(session_handle=handle), timeout=T)
+        master_pb2.ListDevicesRequest(session_handle=handle), timeout=T
+    )
     assert list(response.local_device) == []  # a master of its own runs no ops
     assert [d.name for d in response.remote_device] == [
         "/job:worker/replica:0/task:0/device:CPU:0",
@@ -162,8 +176,7 @@ def test_variables_persist_and_reset_clears_them(cluster):
     assert uninit.status_code == grpc.StatusCode.FAILED_PRECONDITION.value[0]
     values(run(cluster, handle, targets=["assign"]))
     values(run(cluster, handle, targets=["inc"]))
-    np.testing.assert_array_equal(values(run(cluster, handle, ["twice:0"]))["twice:0"],
-                                  [4.0, 9.0])
+    np.testing.assert_array_equal(values(run(cluster, handle, ["twice:0"]))["twice:0"], [4.0, 9.0])
     cluster.stub.Reset(master_pb2.ResetRequest(), timeout=T)
     assert run(cluster, handle, ["twice:0"]).status_code == grpc.StatusCode.ABORTED.value[0]
     handle2 = create(cluster, variable_graph())
@@ -202,8 +215,12 @@ def test_partial_run(cluster):
     b.node("s1", "AddV2", ["a", "a"], device=W0, T=F32)
     b.node("s2", "Mul", ["s1", "b"], device=W1, T=F32)
     handle = create(cluster, b)
-    setup = cluster.stub.PartialRunSetup(master_pb2.PartialRunSetupRequest(
-        session_handle=handle, feed=["a:0", "b:0"], fetch=["s1:0", "s2:0"]), timeout=T)
+    setup = cluster.stub.PartialRunSetup(
+        master_pb2.PartialRunSetupRequest(
+            session_handle=handle, feed=["a:0", "b:0"], fetch=["s1:0", "s2:0"]
+        ),
+        timeout=T,
+    )
     prh = setup.partial_run_handle
     assert prh == "0"
     one = values(run(cluster, handle, ["s1:0"], {"a:0": np.float32(3)}, partial_run_handle=prh))
@@ -218,7 +235,8 @@ def test_callables(cluster):
     handle = create(cluster, add_graph())
     options = config_pb2.CallableOptions(feed=["x:0"], fetch=["d:0", "c:0"])
     made = cluster.stub.MakeCallable(
-        master_pb2.MakeCallableRequest(session_handle=handle, options=options), timeout=T)
+        master_pb2.MakeCallableRequest(session_handle=handle, options=options), timeout=T
+    )
     assert made.handle == 0
     request = master_pb2.RunCallableRequest(session_handle=handle, handle=made.handle)
     request.feed.add().CopyFrom(tensor_util.as_proto_tensor_content(x2()["x:0"]))
@@ -226,8 +244,9 @@ def test_callables(cluster):
     got = [tensor_util.to_numpy(t) for t in response.fetch]
     np.testing.assert_array_equal(got[0], [121.0, 484.0])
     np.testing.assert_array_equal(got[1], [11.0, 22.0])
-    cluster.stub.ReleaseCallable(master_pb2.ReleaseCallableRequest(
-        session_handle=handle, handle=made.handle), timeout=T)
+    cluster.stub.ReleaseCallable(
+        master_pb2.ReleaseCallableRequest(session_handle=handle, handle=made.handle), timeout=T
+    )
     with pytest.raises(grpc.RpcError) as err:
         cluster.stub.RunCallable(request, timeout=T)
     assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
@@ -236,8 +255,7 @@ def test_callables(cluster):
 def test_kernel_error_on_one_worker_fails_step_everywhere(cluster):
     b = GraphBuilder()
     b.node("x", "Placeholder", dtype=F32, shape=(None,))
-    b.node("shape", "Const", device=W0, dtype=DataType.DT_INT32,
-           value=np.array([7], np.int32))
+    b.node("shape", "Const", device=W0, dtype=DataType.DT_INT32, value=np.array([7], np.int32))
     b.node("bad", "Reshape", ["x", "shape"], device=W0, T=F32, Tshape=DataType.DT_INT32)
     b.node("w1_only", "Const", device=W1, dtype=F32, value=np.array(2, np.float32))
     b.node("out", "Mul", ["bad", "w1_only"], device=W1, T=F32)

@@ -34,7 +34,8 @@ def _start(tmp_path) -> Iterator[dict[str, Task]]:
     try:
         for i in range(2):
             started[f"worker{i}"] = Task(
-                f"worker{i}", worker_argv(cluster_file, "worker", i) + flags, log=None)
+                f"worker{i}", worker_argv(cluster_file, "worker", i) + flags, log=None
+            )
         started["master"] = Task("master", master_argv(cluster_file, *flags), log=None)
         for task in started.values():
             task.wait_listening(60)
@@ -111,20 +112,21 @@ def test_master_and_workers_serve_exact_step_counts(tasks):
         during = _scrape(urls["master"])
         assert _get(during, "flowrt_master_sessions") == 1
     master = _scrape(urls["master"])
-    assert _outcomes(master, "flowrt_master_steps_total") == {
-        "ok": STEPS, "INVALID_ARGUMENT": 1}
+    assert _outcomes(master, "flowrt_master_steps_total") == {"ok": STEPS, "INVALID_ARGUMENT": 1}
     assert _get(master, "flowrt_master_step_seconds_count") == STEPS
     assert _get(master, "flowrt_master_step_seconds_sum") > 0
     assert _get(master, "flowrt_master_plan_seconds_count") == 2  # two signatures
     assert _get(master, "flowrt_master_partitions_registered_total") == 3  # 2 + 1 tasks
     assert _get(master, "flowrt_master_sessions") == 0
     assert _get(master, "process_resident_memory_bytes") > 0
-    assert not any(name.startswith("flowrt_worker_") and value for (name, _), value
-                   in master.items() if not name.endswith("_created"))
+    assert not any(
+        name.startswith("flowrt_worker_") and value
+        for (name, _), value in master.items()
+        if not name.endswith("_created")
+    )
 
     w0, w1 = _scrape(urls["worker0"]), _scrape(urls["worker1"])
-    assert _outcomes(w0, "flowrt_worker_run_graph_total") == {
-        "ok": STEPS, "INVALID_ARGUMENT": 1}
+    assert _outcomes(w0, "flowrt_worker_run_graph_total") == {"ok": STEPS, "INVALID_ARGUMENT": 1}
     assert _outcomes(w1, "flowrt_worker_run_graph_total") == {"ok": STEPS}
     for w in (w0, w1):
         assert _get(w, "flowrt_worker_run_graph_seconds_count") == STEPS
@@ -133,11 +135,19 @@ def test_master_and_workers_serve_exact_step_counts(tasks):
     assert _get(w0, "flowrt_worker_aborted_steps_total") == 1
     assert _get(w1, "flowrt_worker_aborted_steps_total") == 0
     # Worker 1 received `shifted` every step from worker 0 over the same-host socket.
-    received = {t: (_get(w1, "flowrt_worker_recv_tensors_total", transport=t),
-                    _get(w1, "flowrt_worker_recv_bytes_total", transport=t))
-                for t in ("grpc", "local", "shm", "in_process")}
-    assert received == {"grpc": (0, 0), "local": (STEPS, STEPS * N * 4), "shm": (0, 0),
-                        "in_process": (0, 0)}
+    received = {
+        t: (
+            _get(w1, "flowrt_worker_recv_tensors_total", transport=t),
+            _get(w1, "flowrt_worker_recv_bytes_total", transport=t),
+        )
+        for t in ("grpc", "local", "shm", "in_process")
+    }
+    assert received == {
+        "grpc": (0, 0),
+        "local": (STEPS, STEPS * N * 4),
+        "shm": (0, 0),
+        "in_process": (0, 0),
+    }
     assert _get(w0, "flowrt_worker_recv_tensors_total", transport="local") == 0
 
 
@@ -147,8 +157,11 @@ def test_metrics_flags_are_checked(tmp_path):
     cluster_file = tmp_path / "cluster.yaml"
     write_cluster_file(cluster_file, {"worker": 1})
     done = subprocess.run(
-        [sys.executable, "-m", "master", "--cluster", str(cluster_file), "--metrics-port",
-         "70000"], capture_output=True, text=True, timeout=60)
+        [sys.executable, "-m", "master", "--cluster", str(cluster_file), "--metrics-port", "70000"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 2
     assert "--metrics-port must be in 0..65535" in done.stderr
 
@@ -171,10 +184,18 @@ def test_received_tensors_are_counted_per_transport_without_the_socket(tasks_wit
             got = sess.run(total, {x: np.zeros(N, np.float32), y: np.zeros(big, np.float32)})
             assert got == N + big
     w1 = _scrape(_url(tasks["worker1"]))
-    received = {t: (_get(w1, "flowrt_worker_recv_tensors_total", transport=t),
-                    _get(w1, "flowrt_worker_recv_bytes_total", transport=t))
-                for t in ("grpc", "local", "shm", "in_process")}
-    assert received == {"grpc": (STEPS, STEPS * N * 4), "local": (0, 0),
-                        "shm": (STEPS, STEPS * big * 4), "in_process": (0, 0)}
+    received = {
+        t: (
+            _get(w1, "flowrt_worker_recv_tensors_total", transport=t),
+            _get(w1, "flowrt_worker_recv_bytes_total", transport=t),
+        )
+        for t in ("grpc", "local", "shm", "in_process")
+    }
+    assert received == {
+        "grpc": (STEPS, STEPS * N * 4),
+        "local": (0, 0),
+        "shm": (STEPS, STEPS * big * 4),
+        "in_process": (0, 0),
+    }
     master = _scrape(_url(tasks["master"]))
     assert _outcomes(master, "flowrt_master_steps_total") == {"ok": STEPS}

@@ -40,9 +40,14 @@ def _metadata(*nodes: tuple[str, str, str, int, int, int]) -> config_pb2.RunMeta
         dev = devs.get(device)
         if dev is None:
             dev = devs[device] = md.step_stats.dev_stats.add(device=device)
-        ns = dev.node_stats.add(node_name=node, timeline_label=f"{node} = {op}(x)",
-                                all_start_micros=start, op_end_rel_micros=dur,
-                                all_end_rel_micros=dur, thread_id=7)
+        ns = dev.node_stats.add(
+            node_name=node,
+            timeline_label=f"{node} = {op}(x)",
+            all_start_micros=start,
+            op_end_rel_micros=dur,
+            all_end_rel_micros=dur,
+            thread_id=7,
+        )
         out = ns.output.add(slot=0)
         out.tensor_description.allocation_description.requested_bytes = size
     return md
@@ -57,8 +62,10 @@ def test_steps_are_recorded_bounded_and_failures_logged(caplog) -> None:
     m.step_finished(ok, None)
     bad = m.step_started("s1", "run", ["z:0"])
     with caplog.at_level(logging.WARNING, logger="master.monitor"):
-        m.step_finished(bad, InvalidArgumentError(
-            "Input to reshape is a tensor with 9 values\n\t [[{{node bad}}]]"))
+        m.step_finished(
+            bad,
+            InvalidArgumentError("Input to reshape is a tensor with 9 values\n\t [[{{node bad}}]]"),
+        )
     snap = m.snapshot()
     assert [s["outcome"] for s in snap["steps"]] == ["INVALID_ARGUMENT", "ok"]
     assert snap["steps"][1]["duration_ms"] == pytest.approx(500.0)
@@ -77,9 +84,14 @@ def test_traces_feed_the_cost_model_and_are_bounded() -> None:
     m.session_created("s1", graph_pb2.GraphDef())
     for i in range(mon.RECENT_TRACES + 5):
         rec = m.step_started("s1", "run", ["y:0"])
-        m.step_finished(rec, None, _metadata(
-            (DEVICES[1], "y", "MatMul", 100, 40 + i, 36),
-            (DEVICES[1], "y/_recv", "_Recv", 90, 10, 36)))
+        m.step_finished(
+            rec,
+            None,
+            _metadata(
+                (DEVICES[1], "y", "MatMul", 100, 40 + i, 36),
+                (DEVICES[1], "y/_recv", "_Recv", 90, 10, 36),
+            ),
+        )
     assert m.trace(1) is None  # the oldest fell out
     newest = m.snapshot()["steps"][0]
     assert newest["traced"] and m.trace(newest["id"]) is not None
@@ -123,8 +135,13 @@ def test_placement_explain_and_graph_view() -> None:
     )
     graph = convert_graph_def_to_graph(gd)
     explain: dict[str, tuple[str, str]] = {}
-    place(graph, DEVICES, default_device="/job:worker/task:0", allow_soft_placement=True,
-          explain=explain)
+    place(
+        graph,
+        DEVICES,
+        default_device="/job:worker/task:0",
+        allow_soft_placement=True,
+        explain=explain,
+    )
     assert explain["w"] == ("explicit", "requested /job:ps/task:0")
     assert explain["read"][0] == "colocated" and "with w" in explain["read"][1]
     assert explain["s"] == ("heuristic", "follows its input y")
@@ -140,8 +157,9 @@ def test_placement_explain_and_graph_view() -> None:
 
 
 def test_timeline_and_chrome_trace() -> None:
-    md = _metadata((DEVICES[0], "w/_send", "_Send", 1000, 5, 36),
-                   (DEVICES[2], "y", "MatMul", 1010, 30, 36))
+    md = _metadata(
+        (DEVICES[0], "w/_send", "_Send", 1000, 5, 36), (DEVICES[2], "y", "MatMul", 1010, 30, 36)
+    )
     tl = mon.timeline(md.step_stats)
     [ps, w1] = tl["lanes"]
     assert ps["device"] == DEVICES[0] and ps["items"][0]["transfer"]

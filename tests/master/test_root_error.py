@@ -31,8 +31,15 @@ def test_an_error_at_a_recv_yields_to_the_peer_error_it_echoes():
 
 def test_aborts_and_cancellations_yield_to_any_other_code():
     cause = InvalidArgumentError("bad shape", "recv_of_x")
-    assert _root(AbortedError("Step 1 was cleaned up", "a"), CancelledError("cancelled"),
-                 cause, recv_nodes={"recv_of_x"}) is cause
+    assert (
+        _root(
+            AbortedError("Step 1 was cleaned up", "a"),
+            CancelledError("cancelled"),
+            cause,
+            recv_nodes={"recv_of_x"},
+        )
+        is cause
+    )
 
 
 def test_among_equals_the_first_to_arrive_wins():

@@ -23,8 +23,14 @@ WORKER1 = "/job:worker/replica:0/task:1"
 
 
 def _status(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "master", "status", *args], cwd=REPO,
-                          env=child_env(), capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "master", "status", *args],
+        cwd=REPO,
+        env=child_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +57,10 @@ def test_status_shows_tasks_sessions_and_failed_steps(cluster: LocalCluster) -> 
         assert done.returncode == 0, done.stderr
         snap = json.loads(done.stdout)
         assert sorted(t["name"] for t in snap["tasks"]) == [
-            "/job:ps/replica:0/task:0", "/job:worker/replica:0/task:0", WORKER1]
+            "/job:ps/replica:0/task:0",
+            "/job:worker/replica:0/task:0",
+            WORKER1,
+        ]
         assert all(t["up"] and t["stats"]["rss_bytes"] > 0 for t in snap["tasks"])
         # Every byte one task sent another was received: 3 float32s of y, here.
         sent = sum(sum(t["stats"]["sent_bytes"].values()) for t in snap["tasks"])
@@ -69,8 +78,11 @@ def test_status_shows_tasks_sessions_and_failed_steps(cluster: LocalCluster) -> 
     # The failed step's log line on the master: one JSON object with its fields.
     deadline = time.monotonic() + 10
     while True:
-        lines = [json.loads(line) for line in cluster.tasks["master"].lines
-                 if line.startswith("{") and '"step_failed"' in line]
+        lines = [
+            json.loads(line)
+            for line in cluster.tasks["master"].lines
+            if line.startswith("{") and '"step_failed"' in line
+        ]
         if lines or time.monotonic() > deadline:
             break
         time.sleep(0.1)
@@ -78,8 +90,11 @@ def test_status_shows_tasks_sessions_and_failed_steps(cluster: LocalCluster) -> 
     assert line["code"] == "INVALID_ARGUMENT" and line["node"] == "bad"
     assert line["session"] == session["handle"]
 
-    [start] = [json.loads(line) for line in cluster.tasks["master"].lines
-               if line.startswith("{") and '"task_start"' in line]
+    [start] = [
+        json.loads(line)
+        for line in cluster.tasks["master"].lines
+        if line.startswith("{") and '"task_start"' in line
+    ]
     assert start["task"] == "master" and start["address"] == cluster.master_address
 
     cluster.tasks["worker1"].kill()

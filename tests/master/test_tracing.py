@@ -50,18 +50,24 @@ def test_traced_step_has_one_dev_stats_per_device(cluster, monkeypatch, local):
     stats = by_device(response.metadata.step_stats)
     assert len(response.metadata.step_stats.dev_stats) == 2
     assert sorted(stats) == [DEV0, DEV1]
-    compute = {dev: {n for n, ns in nodes.items() if op_of(ns) not in TRANSFER}
-               for dev, nodes in stats.items()}
+    compute = {
+        dev: {n for n, ns in nodes.items() if op_of(ns) not in TRANSFER}
+        for dev, nodes in stats.items()
+    }
     assert compute == {DEV0: {"d"}, DEV1: {"a", "c"}}
-    transfers = {dev: sorted(op_of(ns) for ns in nodes.values() if op_of(ns) in TRANSFER)
-                 for dev, nodes in stats.items()}
+    transfers = {
+        dev: sorted(op_of(ns) for ns in nodes.values() if op_of(ns) in TRANSFER)
+        for dev, nodes in stats.items()
+    }
     assert transfers == {DEV0: ["_Recv", "_Send"], DEV1: ["_Recv", "_Send"]}
     recv0 = next(n for n, ns in stats[DEV0].items() if op_of(ns) == "_Recv")
     assert stats[DEV0]["d"].timeline_label == f"d = Mul({recv0}, {recv0})"
     assert stats[DEV1]["a"].timeline_label == "a = Const()"
     for nodes in stats.values():
         for ns in nodes.values():
-            assert start <= ns.all_start_micros <= ns.all_start_micros + ns.all_end_rel_micros <= end
+            assert (
+                start <= ns.all_start_micros <= ns.all_start_micros + ns.all_end_rel_micros <= end
+            )
             assert 0 <= ns.op_start_rel_micros <= ns.op_end_rel_micros <= ns.all_end_rel_micros
             assert ns.all_start_micros == ns.all_start_nanos // 1000
             assert ns.op_end_rel_nanos >= ns.op_start_rel_nanos
@@ -103,13 +109,17 @@ def test_traced_step_error_is_unaffected(cluster):
     handle = create(cluster, add_graph())
     bad = {"x:0": np.ones(3, np.float32)}
     plain = run(cluster, handle, ["d:0"], bad)
-    traced = run(cluster, handle, ["d:0"], bad, options=config_pb2.RunOptions(
-        trace_level=FULL, output_partition_graphs=True))
+    traced = run(
+        cluster,
+        handle,
+        ["d:0"],
+        bad,
+        options=config_pb2.RunOptions(trace_level=FULL, output_partition_graphs=True),
+    )
     assert traced.status_code == plain.status_code == 3  # INVALID_ARGUMENT
     # The first line is the kernel's error; which partition reports it first (and so
     # whether the peer's _Recv appends its own node suffix) varies from run to run.
-    assert traced.status_error_message.splitlines()[0] == \
-        plain.status_error_message.splitlines()[0]
+    assert traced.status_error_message.splitlines()[0] == plain.status_error_message.splitlines()[0]
     assert "Incompatible shapes" in traced.status_error_message
     assert "{{node c}}" in traced.status_error_message
     assert traced.metadata == config_pb2.RunMetadata()
@@ -119,8 +129,9 @@ def test_disable_output_partition_graphs_refuses_them(cluster):
     request = master_pb2.CreateSessionRequest(graph_def=add_graph().graph_def)
     request.config.experimental.disable_output_partition_graphs = True
     handle = cluster.stub.CreateSession(request, timeout=T).session_handle
-    response = run(cluster, handle, ["d:0"], x2(),
-                   options=config_pb2.RunOptions(output_partition_graphs=True))
+    response = run(
+        cluster, handle, ["d:0"], x2(), options=config_pb2.RunOptions(output_partition_graphs=True)
+    )
     assert response.status_code == 3
     assert "disable_output_partition_graphs" in response.status_error_message
     traced, _, _ = traced_run(cluster, handle, trace_level=FULL)
@@ -132,7 +143,8 @@ def test_run_callable_uses_its_run_options(cluster):
     options = config_pb2.CallableOptions(feed=["x:0"], fetch=["d:0"])
     options.run_options.trace_level = FULL
     made = cluster.stub.MakeCallable(
-        master_pb2.MakeCallableRequest(session_handle=handle, options=options), timeout=T)
+        master_pb2.MakeCallableRequest(session_handle=handle, options=options), timeout=T
+    )
     request = master_pb2.RunCallableRequest(session_handle=handle, handle=made.handle)
     request.feed.add().CopyFrom(tensor_util.as_proto_tensor_content(x2()["x:0"]))
     response = cluster.stub.RunCallable(request, timeout=T)
@@ -153,8 +165,12 @@ def test_worker_with_two_devices_reports_each():
                 b = tf.multiply(a, 3.0, name="b")
             md = config_pb2.RunMetadata()
             with tf.Session(master.target) as sess:
-                got = sess.run(b, {x: [0.0, 1.0]}, options=config_pb2.RunOptions(
-                    trace_level=FULL, output_partition_graphs=True), run_metadata=md)
+                got = sess.run(
+                    b,
+                    {x: [0.0, 1.0]},
+                    options=config_pb2.RunOptions(trace_level=FULL, output_partition_graphs=True),
+                    run_metadata=md,
+                )
     finally:
         master.stop(0)
         for w in workers:
@@ -210,5 +226,9 @@ def test_in_process_session_honours_disable_output_partition_graphs():
     config.experimental.disable_output_partition_graphs = True
     sess = DirectSession(add_graph().graph_def, config=config)
     with pytest.raises(tf.errors.InvalidArgumentError, match="disable_output_partition_graphs"):
-        sess.run(["d:0"], x2(), run_options=config_pb2.RunOptions(output_partition_graphs=True),
-                 run_metadata=config_pb2.RunMetadata())
+        sess.run(
+            ["d:0"],
+            x2(),
+            run_options=config_pb2.RunOptions(output_partition_graphs=True),
+            run_metadata=config_pb2.RunMetadata(),
+        )

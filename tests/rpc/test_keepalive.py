@@ -26,7 +26,9 @@ def test_zero_turns_pings_off_but_keeps_accepting_them():
     options = dict(keepalive_options({"FLOWRT_KEEPALIVE_MS": "0"}))
     assert "grpc.keepalive_time_ms" not in options
     assert options["grpc.http2.max_ping_strikes"] == 0
-    assert dict(keepalive_options({"FLOWRT_KEEPALIVE_MS": "500"}))["grpc.keepalive_timeout_ms"] == 1000
+    assert (
+        dict(keepalive_options({"FLOWRT_KEEPALIVE_MS": "500"}))["grpc.keepalive_timeout_ms"] == 1000
+    )
 
 
 _LONG_CALL = r"""
@@ -62,7 +64,12 @@ def test_long_call_to_a_tensorflow_server_without_our_pings():
     pytest.importorskip("tensorflow")
     from deploy.launcher import REPO_ROOT, child_env
 
-    out = subprocess.run([sys.executable, "-c", _LONG_CALL], cwd=REPO_ROOT, text=True,
-                         capture_output=True, timeout=180,
-                         env={**child_env(), "FLOWRT_KEEPALIVE_MS": "0"})
+    out = subprocess.run(
+        [sys.executable, "-c", _LONG_CALL],
+        cwd=REPO_ROOT,
+        text=True,
+        capture_output=True,
+        timeout=180,
+        env={**child_env(), "FLOWRT_KEEPALIVE_MS": "0"},
+    )
     assert out.stdout.strip().splitlines()[-1] == "DEADLINE_EXCEEDED", out.stderr[-2000:]

@@ -324,8 +324,14 @@ def shared_server(monkeypatch):
         parked.append(reply)
         gate.set()
 
-    s = local_rpc.LocalServer({local_rpc.RUN_GRAPH: run, local_rpc.RECV_TENSOR: later,
-                               FAIL: lambda p, t, r: r(3, b"bad node n2")}, "shared")
+    s = local_rpc.LocalServer(
+        {
+            local_rpc.RUN_GRAPH: run,
+            local_rpc.RECV_TENSOR: later,
+            FAIL: lambda p, t, r: r(3, b"bad node n2"),
+        },
+        "shared",
+    )
     s.gate, s.parked = gate, parked
     yield s
     s.close()

@@ -18,9 +18,10 @@ def test_session_creation_on_a_dead_port_is_unavailable_naming_it() -> None:
     config = tf.ConfigProto(operation_timeout_in_ms=500)
     with tf.Graph().as_default():
         c = tf.constant(1.0)
-        with tf.Session(target, config=config) as sess, pytest.raises(
-            tf.errors.UnavailableError
-        ) as info:
+        with (
+            tf.Session(target, config=config) as sess,
+            pytest.raises(tf.errors.UnavailableError) as info,
+        ):
             sess.run(c)
     assert target in info.value.message
 

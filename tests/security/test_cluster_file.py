@@ -65,8 +65,22 @@ def test_a_port_another_process_holds_is_refused_in_one_line(tmp_path: Path) -> 
     path.write_text(f"master: 127.0.0.1:{free_port()}\njobs:\n  worker: [127.0.0.1:{port}]\n")
     try:
         out = subprocess.run(
-            [sys.executable, "-m", "worker", "--cluster", str(path), "--job", "worker",
-             "--task", "0"], env=child_env(), capture_output=True, text=True, timeout=60)
+            [
+                sys.executable,
+                "-m",
+                "worker",
+                "--cluster",
+                str(path),
+                "--job",
+                "worker",
+                "--task",
+                "0",
+            ],
+            env=child_env(),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     finally:
         holder.close()
     assert out.returncode == 2, out.stderr
@@ -78,12 +92,30 @@ def test_a_port_another_process_holds_is_refused_in_one_line(tmp_path: Path) -> 
 
 def test_an_open_server_on_a_public_address_warns_loudly(tmp_path: Path) -> None:
     path = tmp_path / "cluster.yaml"
-    path.write_text(f"master: 127.0.0.1:{free_port()}\njobs:\n  worker: [127.0.0.1:{free_port()}]\n")
-    task = Task("worker0", [sys.executable, "-m", "worker", "--cluster", str(path), "--job",
-                            "worker", "--task", "0", "--bind-host", "0.0.0.0"], None)
+    path.write_text(
+        f"master: 127.0.0.1:{free_port()}\njobs:\n  worker: [127.0.0.1:{free_port()}]\n"
+    )
+    task = Task(
+        "worker0",
+        [
+            sys.executable,
+            "-m",
+            "worker",
+            "--cluster",
+            str(path),
+            "--job",
+            "worker",
+            "--task",
+            "0",
+            "--bind-host",
+            "0.0.0.0",
+        ],
+        None,
+    )
     try:
         task.wait_listening(60)
     finally:
         task.stop()
-    assert any("INSECURE" in line and "neither TLS nor an auth token" in line
-               for line in task.lines), task.lines
+    assert any(
+        "INSECURE" in line and "neither TLS nor an auth token" in line for line in task.lines
+    ), task.lines

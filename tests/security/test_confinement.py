@@ -46,8 +46,11 @@ def test_files_stay_under_the_root(confined: LocalCluster, root: Path, tmp_path:
             sess.run(inside)
             assert (root / "notes" / "ok.txt").read_text() == "hello"
             assert sess.run(read) == b"hello"
-            for op, shown in ((escape, str(outside)), (dotdot, "../../etc-flowrt-test"),
-                              (listed_outside, str(root.parent))):
+            for op, shown in (
+                (escape, str(outside)),
+                (dotdot, "../../etc-flowrt-test"),
+                (listed_outside, str(root.parent)),
+            ):
                 with pytest.raises(tf.errors.PermissionDeniedError) as info:
                     sess.run(op)
                 assert shown in info.value.message and "--file-root" in info.value.message
@@ -76,7 +79,8 @@ def test_a_checkpoint_outside_the_root_is_refused(
 
 def test_deny_ops_safe_refuses_file_ops_at_registration() -> None:
     cluster = LocalCluster(
-        jobs={"worker": 1}, master_args=["--deny-ops", "safe"],
+        jobs={"worker": 1},
+        master_args=["--deny-ops", "safe"],
         worker_args=["--deny-ops", "safe"],
     ).start()
     try:
@@ -97,9 +101,10 @@ def test_a_graph_over_the_node_limit_is_resource_exhausted() -> None:
     try:
         with tf.Graph().as_default():
             total = tf.add_n([tf.constant(float(i)) for i in range(20)])
-            with tf.Session(cluster.target) as sess, pytest.raises(
-                tf.errors.ResourceExhaustedError
-            ) as info:
+            with (
+                tf.Session(cluster.target) as sess,
+                pytest.raises(tf.errors.ResourceExhaustedError) as info,
+            ):
                 sess.run(total)
             assert "21 nodes" in info.value.message and "--max-graph-nodes" in info.value.message
     finally:

@@ -89,8 +89,11 @@ def test_a_malformed_feed_is_invalid_naming_it(stub: Any) -> None:
 
 
 def test_a_fetch_listed_twice_is_answered_twice(stub: Any) -> None:
-    handle = _session(stub, _const("a", from_numpy(np.array([1.0], np.float32))),
-                      _const("b", from_numpy(np.array([2.0], np.float32))))
+    handle = _session(
+        stub,
+        _const("a", from_numpy(np.array([1.0], np.float32))),
+        _const("b", from_numpy(np.array([2.0], np.float32))),
+    )
     request = master_pb2.RunStepRequest(session_handle=handle, fetch=["b:0", "a:0", "b:0"])
     response = stub.RunStep(request, timeout=60)
     _close(stub, handle)
@@ -108,8 +111,9 @@ def test_a_failed_step_is_one_log_line_on_master_and_worker(
 ) -> None:
     x = _const("x", from_numpy(np.array([1.0, 2.0, 3.0], np.float32)))
     shape = _const("shape", from_numpy(np.array([2, 2], np.int32)), dtype=3)
-    reshape = node_def_pb2.NodeDef(name="bad_reshape", op="Reshape", input=["x", "shape"],
-                                   device="/job:worker/task:1")
+    reshape = node_def_pb2.NodeDef(
+        name="bad_reshape", op="Reshape", input=["x", "shape"], device="/job:worker/task:1"
+    )
     reshape.attr["T"].type = FLOAT
     reshape.attr["Tshape"].type = 3
     request = master_pb2.CreateSessionRequest()
@@ -123,8 +127,11 @@ def test_a_failed_step_is_one_log_line_on_master_and_worker(
     assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
 
     def failed(task: str) -> list[str]:
-        return [line for line in shared_cluster.tasks[task].lines
-                if "step failed" in line and handle in line]
+        return [
+            line
+            for line in shared_cluster.tasks[task].lines
+            if "step failed" in line and handle in line
+        ]
 
     for task in ("master", "worker1"):
         lines = failed(task)

@@ -54,8 +54,11 @@ def _seed(cls: type, name: str) -> bytes:
     """A plausible request to mutate: a few fields that lead past the first checks."""
     message = cls()
     for field, value in (
-        ("session_handle", "0123456789abcdef"), ("graph_handle", "g"), ("step_id", 7),
-        ("request_id", 9), ("rendezvous_key", "a;0000000000000001;b;t;0:0"),
+        ("session_handle", "0123456789abcdef"),
+        ("graph_handle", "g"),
+        ("step_id", 7),
+        ("request_id", 9),
+        ("rendezvous_key", "a;0000000000000001;b;t;0:0"),
     ):
         if field in cls.DESCRIPTOR.fields_by_name:
             setattr(message, field, value)
@@ -115,7 +118,8 @@ def test_every_method_answers_garbage_cleanly(
     fuzz_cluster: LocalCluster, path: str, seed: bytes
 ) -> None:
     address = (
-        fuzz_cluster.master_address if "MasterService" in path
+        fuzz_cluster.master_address
+        if "MasterService" in path
         else fuzz_cluster.tasks["worker0"].address or fuzz_cluster.spec["jobs"]["worker"][0]
     )
     channel = grpc.insecure_channel(address, options=GRPC_OPTIONS)

@@ -31,7 +31,11 @@ with tf.Graph().as_default():
 def _run_client(target: str, value: float) -> float:
     out = subprocess.run(
         [sys.executable, "-c", _SEEDED_CLIENT, target, str(value)],
-        env=child_env(), capture_output=True, text=True, timeout=120, check=True,
+        env=child_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
     )
     return float(out.stdout.strip().splitlines()[-1])
 

@@ -24,8 +24,11 @@ BLOCKED = DEFAULT_MAX_STEPS // 2 + 8  # one session may hold half the step slots
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[LocalCluster]:
-    cluster = LocalCluster(jobs={"worker": 1}, master_args=["--rpc-timeout", "10"],
-                           worker_args=["--step-timeout", "60"]).start()
+    cluster = LocalCluster(
+        jobs={"worker": 1},
+        master_args=["--rpc-timeout", "10"],
+        worker_args=["--step-timeout", "60"],
+    ).start()
     try:
         yield cluster
     finally:
@@ -58,9 +61,12 @@ def test_blocked_steps_leave_threads_for_control_calls(cluster: LocalCluster) ->
         assert "steps running" in refused[0].details()
         devices = stub.ListDevices(master_pb2.ListDevicesRequest(), timeout=5)
         assert devices.remote_device
-        with tf.Graph().as_default(), tf.Session(
-            cluster.target, config=tf.ConfigProto(operation_timeout_in_ms=10000)
-        ) as sess:
+        with (
+            tf.Graph().as_default(),
+            tf.Session(
+                cluster.target, config=tf.ConfigProto(operation_timeout_in_ms=10000)
+            ) as sess,
+        ):
             assert sess.run(tf.constant(4.0)) == 4.0
     finally:
         stub.CloseSession(master_pb2.CloseSessionRequest(session_handle=handle), timeout=30)

@@ -21,7 +21,8 @@ from .conftest import stop_cluster
 @pytest.fixture(scope="module")
 def short_steps() -> Iterator[LocalCluster]:
     cluster = LocalCluster(
-        jobs={"worker": 1}, master_args=["--rpc-timeout", "10"],
+        jobs={"worker": 1},
+        master_args=["--rpc-timeout", "10"],
         worker_args=["--step-timeout", "2"],
     ).start()
     try:
@@ -45,8 +46,11 @@ def test_a_blocked_step_without_a_client_deadline_ends_at_the_worker_step_timeou
 
 @pytest.fixture(scope="module")
 def long_steps() -> Iterator[LocalCluster]:
-    cluster = LocalCluster(jobs={"worker": 1}, master_args=["--rpc-timeout", "10"],
-                           worker_args=["--step-timeout", "120"]).start()
+    cluster = LocalCluster(
+        jobs={"worker": 1},
+        master_args=["--rpc-timeout", "10"],
+        worker_args=["--step-timeout", "120"],
+    ).start()
     try:
         yield cluster
     finally:
@@ -68,8 +72,9 @@ def test_a_client_deadline_cancels_the_step_on_the_worker(long_steps: LocalClust
     handle = stub.CreateSession(request, timeout=60).session_handle
     try:
         with pytest.raises(grpc.RpcError) as info:
-            stub.RunStep(master_pb2.RunStepRequest(session_handle=handle, fetch=["wait:0"]),
-                         timeout=1.0)
+            stub.RunStep(
+                master_pb2.RunStepRequest(session_handle=handle, fetch=["wait:0"]), timeout=1.0
+            )
         assert info.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
         ended = time.monotonic()
         worker = long_steps.tasks["worker0"]

@@ -43,9 +43,18 @@ def pki(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def closed_cluster(pki: Path) -> Iterator[LocalCluster]:
-    flags = ["--tls-cert", str(pki / "node.pem"), "--tls-key", str(pki / "node.key"),
-             "--tls-ca", str(pki / "ca.pem"), "--auth-token-file", str(pki / "token"),
-             "--admin-token-file", str(pki / "admin_token")]
+    flags = [
+        "--tls-cert",
+        str(pki / "node.pem"),
+        "--tls-key",
+        str(pki / "node.key"),
+        "--tls-ca",
+        str(pki / "ca.pem"),
+        "--auth-token-file",
+        str(pki / "token"),
+        "--admin-token-file",
+        str(pki / "admin_token"),
+    ]
     cluster = LocalCluster(
         jobs={"worker": 2}, master_args=["--rpc-timeout", "10", *flags], worker_args=flags
     ).start()
@@ -70,8 +79,9 @@ def _run(target: str, creds: Credentials | None) -> Any:
             a = tf.constant(np.arange(4, dtype=np.float32)) * 2.0
         with tf.device("/job:worker/task:1"):
             b = a + 1.0
-        with tf.Session(target, config=tf.ConfigProto(operation_timeout_in_ms=5000),
-                        credentials=creds) as sess:
+        with tf.Session(
+            target, config=tf.ConfigProto(operation_timeout_in_ms=5000), credentials=creds
+        ) as sess:
             return sess.run(b)
 
 
@@ -97,9 +107,10 @@ def test_without_the_token_every_call_is_unauthenticated(
     with pytest.raises(UnauthenticatedError):
         _run(closed_cluster.target, _creds(pki, token))
     worker = closed_cluster.spec["jobs"]["worker"][0]
-    with auth.channel(worker, GRPC_OPTIONS, _creds(pki, token)) as channel, pytest.raises(
-        grpc.RpcError
-    ) as info:
+    with (
+        auth.channel(worker, GRPC_OPTIONS, _creds(pki, token)) as channel,
+        pytest.raises(grpc.RpcError) as info,
+    ):
         worker_stub(channel).GetStatus(worker_pb2.GetStatusRequest(), timeout=10)
     assert info.value.code() == grpc.StatusCode.UNAUTHENTICATED
 
@@ -132,7 +143,8 @@ def test_the_health_service_answers_without_a_token(
     for address in (closed_cluster.master_address, *closed_cluster.spec["jobs"]["worker"]):
         with auth.channel(address, (), _creds(pki, token=None)) as channel:
             answer = health_pb2_grpc.HealthStub(channel).Check(
-                health_pb2.HealthCheckRequest(), timeout=10)
+                health_pb2.HealthCheckRequest(), timeout=10
+            )
         assert answer.status == health_pb2.HealthCheckResponse.SERVING
 
 
@@ -143,6 +155,9 @@ def test_the_same_host_socket_needs_its_secret(closed_cluster: LocalCluster, pki
     found.close()
     stranger = local_rpc.LocalClient(found.path, "master", b"x" * 16)
     with pytest.raises(UnavailableError):
-        stranger.call(local_rpc.MASTER_METHOD_IDS["ListDevices"],
-                      master_pb2.ListDevicesRequest().SerializeToString(), 5.0)
+        stranger.call(
+            local_rpc.MASTER_METHOD_IDS["ListDevices"],
+            master_pb2.ListDevicesRequest().SerializeToString(),
+            5.0,
+        )
     stranger.close()

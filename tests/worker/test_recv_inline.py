@@ -65,6 +65,7 @@ def _recv_all(rendezvous: RemoteRendezvous, keys: list[str]) -> tuple[Any, threa
 
     def start() -> None:
         for key in keys:
+
             def done(value: Any, is_dead: bool, error: Any, key: str = key) -> None:
                 results[key] = (value, is_dead, error)
                 if len(results) == len(keys):

@@ -23,12 +23,10 @@ T1 = "/job:worker/replica:0/task:1"
 
 def test_only_input_less_recvs_not_fed_by_the_client_are_prefetched():
     gd = g.graph_def()
-    g.recv(gd, "a", W0, "edge_a", F, send_device=W1, send_incarnation=7,
-           client_terminated=False)
+    g.recv(gd, "a", W0, "edge_a", F, send_device=W1, send_incarnation=7, client_terminated=False)
     g.recv(gd, "fed", W0, "x:0", F)  # from the client: RunGraph feeds it
     g.const(gd, "c", W0, np.float32(1))
-    g.recv(gd, "b", W0, "edge_b", F, send_device=W1, send_incarnation=7,
-           client_terminated=False)
+    g.recv(gd, "b", W0, "edge_b", F, send_device=W1, send_incarnation=7, client_terminated=False)
     gd.node[-1].input.append("^c")  # a control input: may sit in a loop frame
     keys = _prefetch_keys([convert_graph_def_to_graph(gd, allow_internal_ops=True)])
     assert keys == (create_key(W1, 7, W0, "edge_a"),)
@@ -57,8 +55,9 @@ def test_prefetched_call_is_taken_by_the_recv(local_cluster, monkeypatch):
 def test_prefetched_calls_no_recv_took_are_cancelled(local_cluster):
     _, (w0, w1) = local_cluster({"worker": 2})
     rv = w0.worker.rendezvous_mgr.find_or_create(78)
-    rv.prefetch([create_key(W1, _inc(w1), W0, "never_sent"),
-                 create_key(W0, _inc(w0), W1, "sent_from_here")])  # ours: skipped
+    rv.prefetch(
+        [create_key(W1, _inc(w1), W0, "never_sent"), create_key(W0, _inc(w0), W1, "sent_from_here")]
+    )  # ours: skipped
     assert rv.num_calls_in_flight() == 1
     rv.drop_prefetched()
     assert rv.num_calls_in_flight() == 0

@@ -31,10 +31,10 @@ W1 = "/job:worker/replica:0/task:1/device:CPU:0"
 TIMEOUT = 30.0
 
 
-
 @pytest.fixture(autouse=True)
 def _grpc_only(monkeypatch):
     monkeypatch.setenv("FLOWRT_LOCAL_RPC", "0")
+
 
 def _inc(server) -> int:
     return server.worker.devices[0].incarnation

@@ -21,6 +21,7 @@ from worker.service import WorkerServicer
 def _grpc_only(monkeypatch):
     monkeypatch.setenv("FLOWRT_LOCAL_RPC", "0")
 
+
 def _count_calls(monkeypatch) -> Counter:
     calls: Counter = Counter()
     for name in ("RecvTensorOne", "RecvTensorStream"):
@@ -45,9 +46,7 @@ def test_small_value_needs_only_recv_tensor_one(local_cluster, monkeypatch):
     assert calls == {"RecvTensorOne": 1}
 
 
-def test_value_of_several_messages_is_streamed_after_recv_tensor_one(
-    local_cluster, monkeypatch
-):
+def test_value_of_several_messages_is_streamed_after_recv_tensor_one(local_cluster, monkeypatch):
     monkeypatch.setenv("FLOWRT_SHM", "0")  # no shared memory: the value must be chunked
     _no_unary(monkeypatch)
     calls = _count_calls(monkeypatch)

@@ -255,8 +255,9 @@ def _one_shot_iterator(k: KernelConstruction) -> Any:
     types, shapes = list(k.attr("output_types")), list(k.attr("output_shapes"))
     container = k.attr("container") or DEFAULT_CONTAINER
     factory = k.attr("dataset_factory")
-    fname, fattrs = (factory, {}) if isinstance(factory, str) else (factory.name,
-                                                                    dict(factory.attrs))
+    fname, fattrs = (
+        (factory, {}) if isinstance(factory, str) else (factory.name, dict(factory.attrs))
+    )
     runtimes = LazyRuntime(k.flib)
 
     owners: list[Any] = []  # the name's owner, kept while the kernel lives

@@ -306,4 +306,3 @@ def _delete_seed_generator(k: KernelConstruction):  # noqa: ANN202
         return []
 
     return compute
-

@@ -179,4 +179,3 @@ def _range_dataset(k: KernelConstruction) -> DatasetFn:
         return RangeDataset(start, stop, step, types, shapes)
 
     return make
-

@@ -135,13 +135,20 @@ Y = np.arange(12, dtype=np.int64)
 D = tf.data.Dataset
 
 PIPELINES: dict[str, Callable[[], Any]] = {
-    "brief_pipeline": lambda: D.from_tensor_slices((X[:6], Y[:6])).shuffle(10, seed=1)
-    .map(lambda a, b: (a * 2.0, b)).batch(4).repeat(2).prefetch(1),
+    "brief_pipeline": lambda: (
+        D.from_tensor_slices((X[:6], Y[:6]))
+        .shuffle(10, seed=1)
+        .map(lambda a, b: (a * 2.0, b))
+        .batch(4)
+        .repeat(2)
+        .prefetch(1)
+    ),
     "range_filter": lambda: D.range(10).filter(lambda v: tf.equal(v % 2, 0)),
     "range_args": lambda: D.range(20, 3, -3),
     "reshuffle_each_epoch": lambda: D.range(100).shuffle(7, seed=3).repeat(3),
-    "shuffle_fixed_big_buffer": lambda: D.range(20)
-    .shuffle(50, seed=5, reshuffle_each_iteration=False).repeat(2),
+    "shuffle_fixed_big_buffer": lambda: (
+        D.range(20).shuffle(50, seed=5, reshuffle_each_iteration=False).repeat(2)
+    ),
     "shuffle_op_seed_only": lambda: D.range(30).shuffle(4, seed=11).batch(5),
     "from_tensors": lambda: D.from_tensors((X, b"s")).repeat(3),
     "take_skip": lambda: D.range(10).skip(2).take(5),
@@ -154,21 +161,27 @@ PIPELINES: dict[str, Callable[[], Any]] = {
     "batch_remainder": lambda: D.range(10).batch(4),
     "batch_drop_remainder": lambda: D.range(10).batch(4, drop_remainder=True),
     "padded_batch": lambda: D.range(1, 6).map(lambda n: tf.fill([n], n)).padded_batch(2),
-    "padded_batch_shape_value": lambda: D.range(1, 5).map(lambda n: tf.fill([n], n))
-    .padded_batch(3, padded_shapes=[6], padding_values=tf.constant(-1, tf.int64)),
+    "padded_batch_shape_value": lambda: (
+        D.range(1, 5)
+        .map(lambda n: tf.fill([n], n))
+        .padded_batch(3, padded_shapes=[6], padding_values=tf.constant(-1, tf.int64))
+    ),
     "zip": lambda: D.zip((D.range(5), D.range(10, 20).map(lambda v: tf.cast(v, tf.float32)))),
     "concatenate": lambda: D.range(3).concatenate(D.range(7, 9)),
-    "nested": lambda: D.from_tensor_slices({"x": X, "yz": (Y, Y * 10)})
-    .map(lambda d: {"a": d["x"] + 1.0, "b": (d["yz"][0], tf.strings.as_string(d["yz"][1]))}),
+    "nested": lambda: D.from_tensor_slices({"x": X, "yz": (Y, Y * 10)}).map(
+        lambda d: {"a": d["x"] + 1.0, "b": (d["yz"][0], tf.strings.as_string(d["yz"][1]))}
+    ),
     "strings": lambda: D.from_tensor_slices([b"a", b"bc", b"def"]).repeat(2).batch(4),
     "captured_tensor": lambda: _captured_map(),
     "flat_map": lambda: D.range(4).flat_map(lambda n: D.range(n).map(lambda v: v * 10 + n)),
     "interleave": lambda: D.range(1, 5).interleave(
-        lambda n: D.from_tensors(n).repeat(n), cycle_length=2, block_length=2),
+        lambda n: D.from_tensors(n).repeat(n), cycle_length=2, block_length=2
+    ),
     "parallel_map": lambda: D.range(20).map(lambda v: v * v, num_parallel_calls=3),
     "cache": lambda: D.range(5).map(lambda v: v + 1).cache().repeat(2),
     "cardinality": lambda: D.from_tensors(
-        tf.data.experimental.cardinality(D.range(10).batch(3).repeat(2))),
+        tf.data.experimental.cardinality(D.range(10).batch(3).repeat(2))
+    ),
     "batch_of_batches": lambda: D.range(9).batch(3).batch(2, drop_remainder=True),
 }
 
@@ -420,8 +433,10 @@ def test_make_iterator_type_mismatch() -> None:
         bad = tf.raw_ops.MakeIterator(dataset=D.range(3)._variant_tensor,
                                       iterator=it._iterator_resource, name="bad")  # fmt: skip
     s = Session(g.as_graph_def().SerializeToString())
-    with pytest.raises(InvalidArgumentError,
-                       match="Data type mismatch at component 0: expected float but got int64."):
+    with pytest.raises(
+        InvalidArgumentError,
+        match="Data type mismatch at component 0: expected float but got int64.",
+    ):
         s.run([], targets=[bad.name])
 
 

@@ -268,8 +268,10 @@ def test_oracle_conv2d_backprops(case):
     # The filter gradient sums N*OH*OW products per element in float32 (one GEMM, BLAS's
     # order, not Eigen's): equal to TF's up to rounding relative to the largest element.
     inputs = [x, np.array(f.shape, np.int32), dy]
-    (ours,), (theirs,) = (run_kernel("Conv2DBackpropFilter", inputs, **attrs),
-                          run_tf("Conv2DBackpropFilter", inputs, **attrs))
+    (ours,), (theirs,) = (
+        run_kernel("Conv2DBackpropFilter", inputs, **attrs),
+        run_tf("Conv2DBackpropFilter", inputs, **attrs),
+    )
     assert ours.dtype == theirs.dtype and ours.shape == theirs.shape
     np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6 * np.abs(theirs).max())
 

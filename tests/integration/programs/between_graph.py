@@ -33,8 +33,11 @@ x_data = rng.rand(64, 4).astype(np.float32)
 true_w = np.array([[1.0], [-2.0], [0.5], [3.0]], np.float32)
 y_data = x_data @ true_w + 0.25
 
-with tf.device(tf.train.replica_device_setter(
-        worker_device=f"/job:{task['type']}/task:{index}", cluster=cluster)):
+with tf.device(
+    tf.train.replica_device_setter(
+        worker_device=f"/job:{task['type']}/task:{index}", cluster=cluster
+    )
+):
     global_step = tf.train.get_or_create_global_step()
     w = tf.get_variable("w", [4, 1], initializer=tf.zeros_initializer())
     b = tf.get_variable("b", [], initializer=tf.zeros_initializer())
@@ -44,8 +47,7 @@ with tf.device(tf.train.replica_device_setter(
     init = tf.global_variables_initializer()
     uninitialized = tf.report_uninitialized_variables()
 
-session_config = tf.ConfigProto(
-    device_filters=["/job:ps", f"/job:{task['type']}/task:{index}"])
+session_config = tf.ConfigProto(device_filters=["/job:ps", f"/job:{task['type']}/task:{index}"])
 with tf.Session(target, config=session_config) as sess:
     if is_chief:
         sess.run(init)
@@ -56,12 +58,18 @@ with tf.Session(target, config=session_config) as sess:
     first = float(sess.run(loss))
     for _ in range(steps):
         sess.run(train)
-    print(json.dumps({
-        "task": f"/job:{task['type']}/task:{index}",
-        "first_loss": first,
-        "loss": float(sess.run(loss)),
-        "global_step": int(sess.run(global_step)),
-        "w": sess.run(w).ravel().tolist(),
-        "devices": sorted({op.device for op in tf.get_default_graph().get_operations()
-                           if op.device}),
-    }), flush=True)
+    print(
+        json.dumps(
+            {
+                "task": f"/job:{task['type']}/task:{index}",
+                "first_loss": first,
+                "loss": float(sess.run(loss)),
+                "global_step": int(sess.run(global_step)),
+                "w": sess.run(w).ravel().tolist(),
+                "devices": sorted(
+                    {op.device for op in tf.get_default_graph().get_operations() if op.device}
+                ),
+            }
+        ),
+        flush=True,
+    )
