@@ -2,7 +2,9 @@
 /job:worker/task:0 and /job:worker/task:1, a few update steps; results checked with numpy.
 
 Speaks MasterService directly (no TensorFlow needed): builds a GraphDef, CreateSession,
-RunStep, CloseSession. `python examples/demo.py --target grpc://HOST:PORT`.
+RunStep, CloseSession. `python examples/demo.py --target grpc://HOST:PORT`; a closed
+cluster's certificate, CA and token come from FLOWRT_TLS_CERT, FLOWRT_TLS_KEY, FLOWRT_TLS_CA
+and FLOWRT_AUTH_TOKEN_FILE (common.credentials), as in the Kubernetes manifests.
 """
 
 from __future__ import annotations
@@ -12,12 +14,13 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-import grpc
 import numpy as np
 
+from common import credentials
 from common import tensor as tensor_util
 from common.dtypes import DataType
 from protos import attr_value_pb2, graph_pb2, master_pb2, tensor_shape_pb2
+from rpc import auth
 from rpc.channels import GRPC_OPTIONS
 from rpc.service_paths import master_stub
 
@@ -107,7 +110,7 @@ def run_demo(target: str, steps: int = 3, out: Any = sys.stdout) -> bool:
     graph_def, init = build_demo_graph(rng)
     right = init["right"].copy()
     ok = True
-    with grpc.insecure_channel(address, options=GRPC_OPTIONS) as channel:
+    with auth.channel(address, GRPC_OPTIONS, credentials.load()) as channel:
         stub = master_stub(channel)
         # wait_for_ready: the master may still be starting (a pod's own server, Kubernetes)
         devices = stub.ListDevices(master_pb2.ListDevicesRequest(), timeout=60, wait_for_ready=True)
