@@ -1,6 +1,7 @@
 """Ops (executor stage): stateless random numbers, as TensorFlow's
 stateless_random_ops.cc (V1: a [2] seed input) and stateless_random_ops_v2.cc (V2: key,
-counter and algorithm inputs), and the ops that turn a seed into a key and counter.
+counter and algorithm inputs; StatelessShuffle too), and the ops that turn a seed into a
+key and counter.
 
 Outputs are pure functions of the inputs: the seed is scrambled into a Philox key and
 counter (TF's GenerateKey) and the same conversions as the stateful kernels fill the
@@ -18,7 +19,7 @@ from common.errors import InvalidArgumentError
 from common.ops import math_util as mu
 from common.ops.random import distributions
 from common.ops.random.philox import PhiloxRandom, key_counter_from_seed
-from common.ops.random_ops import int_bounds, multinomial, output_shape
+from common.ops.random_ops import int_bounds, multinomial, output_shape, shuffle_permutation
 from common.ops.registry import KernelConstruction, register_kernel, register_op
 
 RNG_ALG_PHILOX = 1
@@ -199,6 +200,19 @@ def _key_counter(with_alg: bool) -> Callable:
     return factory
 
 
+def _shuffle(kc: KernelConstruction) -> Callable:
+    """StatelessShuffle: RandomShuffle's permutation from the (key, counter) generator."""
+
+    def compute(ctx, inputs: list) -> list:
+        x = np.asarray(inputs[0])
+        gen = v2_generator(*inputs[1:4])
+        if x.size <= 1 or x.ndim == 0 or x.shape[0] <= 1:
+            return [x]
+        return [x[shuffle_permutation(gen, x.shape[0])]]
+
+    return compute
+
+
 def _get_alg(kc: KernelConstruction) -> Callable:
     return lambda ctx, inputs: [np.int32(RNG_ALG_PHILOX)]
 
@@ -313,6 +327,13 @@ def _register() -> None:
         [f"Rtype: {poisson_types}", f"dtype: {poisson_types}", "T: {int32, int64}", tseed],
     )
     register_kernel("StatelessRandomPoisson", host_memory=("shape", "seed"))(_poisson)
+    register_op(
+        "StatelessShuffle",
+        ["value: T", "key: uint64", "counter: uint64", "alg: int32"],
+        ["output: T"],
+        ["T: type"],
+    )
+    register_kernel("StatelessShuffle", host_memory=("key", "counter", "alg"))(_shuffle)
     register_op("StatelessRandomGetAlg", [], ["alg: int32"], [], stateful=True)
     register_kernel("StatelessRandomGetAlg", host_memory=("alg",))(_get_alg)
 

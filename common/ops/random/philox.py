@@ -17,7 +17,6 @@ import numpy as np
 
 _M32 = 0xFFFFFFFF
 _M64 = (1 << 64) - 1
-_M128 = (1 << 128) - 1
 # Multipliers and key increments of Philox-4x32 (Salmon et al., as TF uses them).
 _MUL_A, _MUL_B = np.uint64(0xD2511F53), np.uint64(0xCD9E8D57)
 _KEY_A, _KEY_B = 0x9E3779B9, 0xBB67AE85
@@ -76,7 +75,22 @@ class PhiloxRandom:
         return cls((k & _M32, k >> 32), (counter[0] & _M64) | ((counter[1] & _M64) << 64))
 
     def skip(self, count: int) -> PhiloxRandom:
-        return PhiloxRandom(self.key, (self.counter + count) & _M128)
+        """TF's PhiloxRandom::Skip(uint64 count), word by word: a carry out of word 0
+        bumps the high half of the count, which may itself wrap to 0 (then no carry
+        reaches word 1), so the sum is not always counter + count mod 2**128."""
+        count &= _M64
+        c = self.counter
+        w0, w1, hi = c & _M32, (c >> 32) & _M32, c >> 64
+        count_lo, count_hi = count & _M32, count >> 32
+        w0 += count_lo
+        if w0 > _M32:
+            w0 &= _M32
+            count_hi = (count_hi + 1) & _M32
+        w1 += count_hi
+        if w1 > _M32:
+            w1 &= _M32
+            hi = (hi + 1) & _M64
+        return PhiloxRandom(self.key, w0 | (w1 << 32) | (hi << 64))
 
     def blocks(self, n: int, start: int = 0) -> np.ndarray:
         """Blocks start .. start+n-1 of this stream: [n, 4] uint32."""

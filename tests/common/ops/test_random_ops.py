@@ -62,6 +62,7 @@ def test_registered_the_whole_family():
                 "StatelessRandomUniformInt",
                 "StatelessRandomUniformIntV2",
                 "StatelessRandomUniformV2",
+                "StatelessShuffle",
                 "StatelessTruncatedNormal",
                 "StatelessTruncatedNormalV2",
                 "TruncatedNormal",
