@@ -8,7 +8,7 @@ raises tf.errors.OutOfRangeError from Session.run. Not thread-safe while buildin
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from client.data import structure
 from client.framework import dtypes as _dtypes
@@ -17,8 +17,19 @@ from client.framework import ops as _ops
 from client.framework.op_builder import apply_op
 from client.framework.tensor_shape import TensorShape
 
-if TYPE_CHECKING:  # dataset_ops imports this module to build iterators
-    from client.data.dataset_ops import Dataset
+
+class DatasetLike(Protocol):
+    """What an iterator reads of a dataset_ops.Dataset (which imports this module to build
+    its iterators)."""
+
+    _variant_tensor: _ops.Tensor
+
+    @property
+    def element_spec(self) -> Any: ...
+
+    @property
+    def _flat_structure(self) -> dict[str, Any]: ...
+
 
 GLOBAL_ITERATORS = "iterators"
 
@@ -72,7 +83,7 @@ class Iterator(structure.HasElementSpec):
                 0
             ]
 
-    def make_initializer(self, dataset: Dataset, name: str | None = None) -> _ops.Operation:
+    def make_initializer(self, dataset: DatasetLike, name: str | None = None) -> _ops.Operation:
         """A MakeIterator op (re)starting this iterator on `dataset` (same structure)."""
         structure.assert_same_structure(self._element_spec, dataset.element_spec)
         for a, b in zip(structure.flatten(self._element_spec),
@@ -121,7 +132,7 @@ def _is_dataset_op(op: _ops.Operation) -> bool:
     return any(t.dtype == _dtypes.variant for t in op.outputs)
 
 
-def make_one_shot_iterator(dataset: Dataset) -> Iterator:
+def make_one_shot_iterator(dataset: DatasetLike) -> Iterator:
     """tf.compat.v1.data.make_one_shot_iterator: OneShotIterator running a factory
     function that rebuilds the dataset (its ops captured by value, so stateful inputs such
     as variables are refused: use make_initializable_iterator)."""
@@ -155,7 +166,7 @@ def make_one_shot_iterator(dataset: Dataset) -> Iterator:
         return Iterator(resource, None, dataset.element_spec)
 
 
-def make_initializable_iterator(dataset: Dataset, shared_name: str | None = None) -> Iterator:
+def make_initializable_iterator(dataset: DatasetLike, shared_name: str | None = None) -> Iterator:
     """tf.compat.v1.data.make_initializable_iterator: IteratorV2, and MakeIterator as its
     `initializer` (run it before get_next; run it again to start over)."""
     variant = dataset._variant_tensor

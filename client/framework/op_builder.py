@@ -9,6 +9,7 @@ TF's (TypeError for dtype mismatches, ValueError for shape errors).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -25,6 +26,17 @@ from common.ops import op_def_util, registry
 
 Tensor = _ops.Tensor
 Operation = _ops.Operation
+
+# How a list or tuple that holds tensors becomes one tensor (a Pack). array_ops registers it
+# when it is imported, as TF's array_ops registers its autopacking conversion function, so
+# this module does not import the ops built on it.
+_autopack: Callable[..., Tensor] | None = None
+
+
+def register_autopack(fn: Callable[..., Tensor]) -> None:
+    """Sets `fn(values, dtype=, name=)` as the packer of nested lists holding tensors."""
+    global _autopack
+    _autopack = fn
 
 
 # -- conversion ---------------------------------------------------------------------------
@@ -46,9 +58,9 @@ def convert_to_tensor(
     if isinstance(value, Operation):
         raise TypeError(f"Can't convert Operation '{value.name}' to Tensor")
     if isinstance(value, (list, tuple)) and any(_is_tensor_like(v) for v in _flatten(value)):
-        from client.ops import array_ops
-
-        return array_ops._autopack(value, dtype=dtype, name=name or "packed")
+        if _autopack is None:
+            raise TypeError("a list holding tensors needs client.ops.array_ops imported")
+        return _autopack(value, dtype=dtype, name=name or "packed")
     if dtype is None and preferred_dtype is not None:
         try:
             return constant(value, dtype=preferred_dtype, name=name or "Const", _strict=True)

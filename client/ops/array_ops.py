@@ -10,7 +10,12 @@ import numpy as np
 
 from client.framework import dtypes
 from client.framework import ops as _ops
-from client.framework.op_builder import apply_op, constant, convert_to_tensor
+from client.framework.op_builder import (
+    apply_op,
+    constant,
+    convert_to_tensor,
+    register_autopack,
+)
 from client.framework.tensor_shape import TensorShape
 
 newaxis = None
@@ -78,9 +83,7 @@ def transpose(a: Any, perm: Any = None, name: str = "transpose", conjugate: bool
                 perm = list(range(rank - 1, -1, -1))
             else:
                 r = apply_op("Rank", [a], {}).outputs[0]
-                from client.ops import math_ops
-
-                perm = math_ops.range(r - 1, -1, -1)
+                perm = apply_op("Range", [r - 1, -1, -1], {}).outputs[0]
         return _out(apply_op("Transpose", [a, _int_tensor(perm)], {}, scope))
 
 
@@ -108,6 +111,9 @@ def _autopack(values: Any, dtype: Any = None, name: str = "packed") -> Any:
         dt = dtype or ts[0].dtype
         items = [convert_to_tensor(x, dtype=dt) for x in items]
         return _out(apply_op("Pack", [items], {"axis": 0}, scope))
+
+
+register_autopack(_autopack)
 
 
 def unstack(value: Any, num: int | None = None, axis: int = 0, name: str = "unstack") -> Any:

@@ -11,6 +11,7 @@ import numpy as np
 from client.framework import dtypes
 from client.framework import ops as _ops
 from client.framework.op_builder import apply_op, constant, convert_to_tensor
+from client.ops import array_ops
 
 
 def _out(op: Any, i: int = 0) -> Any:
@@ -208,8 +209,6 @@ def _reduction_axes(x: Any, axis: Any) -> Any:
         rank = x.shape.ndims
         if rank is not None:
             return constant(np.arange(rank, dtype=np.int32))
-        from client.ops import array_ops
-
         return range(0, array_ops.rank(x), 1)
     return axis
 
@@ -354,8 +353,6 @@ def reduce_logsumexp(
 ) -> Any:
     with _ops.name_scope(name, "ReduceLogSumExp", [input_tensor]):
         raw_max = reduce_max(input_tensor, axis=axis, keepdims=True)
-        from client.ops import array_ops
-
         my_max = array_ops.stop_gradient(raw_max)
         result = log(reduce_sum(exp(subtract(input_tensor, my_max)), axis=axis, keepdims=keepdims))
         if not keepdims:
@@ -373,8 +370,6 @@ def count_nonzero(
 ) -> Any:
     with _ops.name_scope(name, "count_nonzero", [input_tensor]):
         x = convert_to_tensor(input_tensor)
-        from client.ops import array_ops
-
         nz = not_equal(x, array_ops.zeros_like(x))
         return cast(reduce_sum(cast(nz, dtypes.int64), axis=axis, keepdims=keepdims), dtype)
 
@@ -426,8 +421,6 @@ def _overload_operators(cls: Any) -> None:
     cls.__invert__ = lambda self: logical_not(self)
 
     def getitem(self: Any, key: Any) -> Any:
-        from client.ops import array_ops
-
         return array_ops._slice_helper(self, key)
 
     cls.__getitem__ = getitem

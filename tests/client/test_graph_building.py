@@ -189,3 +189,22 @@ def test_sampler_pool_and_arg_reduction_graphs_like_tf():
     }
     assert pools == {"mp": ([1, 2, 2, 1], b"VALID"), "AvgPool": ([1, 2, 2, 1], b"SAME")}
     assert [n.attr["output_type"].type for n in ours.node if n.op == "ArgMin"] == [3]
+
+
+def test_transpose_of_unknown_rank_graph_like_tf():
+    # The reversed permutation is a Range under the op's scope ("transpose/Range"), and a
+    # list holding a tensor still packs through convert_to_tensor.
+    tf_real = pytest.importorskip("tensorflow")
+    tf1 = tf_real.compat.v1
+
+    def build(api):
+        x = api.placeholder(api.float32, name="x")
+        api.transpose(x)
+        api.convert_to_tensor([x, x])
+
+    build(tf)
+    ours = tf.get_default_graph().as_graph_def()
+    g = tf_real.Graph()
+    with g.as_default():
+        build(tf1)
+    assert _layout(ours) == _layout(g.as_graph_def())
