@@ -15,7 +15,7 @@ import functools
 import threading
 from collections import deque
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from common.errors import (
     AbortedError,
@@ -28,6 +28,25 @@ _UINT64 = (1 << 64) - 1
 
 # done(value, is_dead, error): value is None when error is set.
 RecvCallback = Callable[[Any, bool, "OpError | None"], None]
+
+
+class Rendezvous(Protocol):
+    """What a step's _Send/_Recv kernels and its owner ask of a rendezvous (TensorFlow's
+    RendezvousInterface): LocalRendezvous in one process, the worker's RemoteRendezvous
+    (worker.remote_rendezvous) across tasks."""
+
+    def send(self, key: str, value: Any, is_dead: bool = False) -> None: ...
+
+    def recv_async(self, key: str, done: RecvCallback) -> None: ...
+
+    def recv(self, key: str, timeout: float | None = None) -> tuple[Any, bool]: ...
+
+    def start_abort(self, error: OpError) -> None: ...
+
+    @property
+    def status(self) -> OpError | None: ...
+
+    def is_aborted(self) -> bool: ...
 
 
 @dataclasses.dataclass(frozen=True)

@@ -36,7 +36,7 @@ from common.graph.constructor import convert_graph_def_to_graph
 from common.optimizer.graph_optimizer import disabled_options, optimize_graph, options_from_config
 from common.partition import partition
 from common.placer import place
-from common.rendezvous import LocalRendezvous
+from common.rendezvous import LocalRendezvous, Rendezvous
 from common.resource_mgr import Scope
 from common.subgraph import DeviceInfo, rewrite_graph_for_execution
 from protos import graph_pb2
@@ -69,7 +69,7 @@ class ExecutorGroup:
     def run(
         self,
         step_id: int,
-        rendezvous: Any,
+        rendezvous: Rendezvous,
         *,
         call_frame: CallFrame | None = None,
         timeout_s: float | None = None,

@@ -66,13 +66,17 @@ class MasterServicer:
         except Exception as exc:  # noqa: BLE001  (the one exception -> status place)
             rpc_status.abort(context, status_of(exc))
 
-    def CreateSession(self, request: Any, context: grpc.ServicerContext) -> Any:
+    def CreateSession(
+        self, request: master_pb2.CreateSessionRequest, context: grpc.ServicerContext
+    ) -> master_pb2.CreateSessionResponse:
         handle, version = self._call(
             context, lambda: self.master.create_session(request.graph_def, request.config)
         )
         return master_pb2.CreateSessionResponse(session_handle=handle, graph_version=version)
 
-    def ExtendSession(self, request: Any, context: grpc.ServicerContext) -> Any:
+    def ExtendSession(
+        self, request: master_pb2.ExtendSessionRequest, context: grpc.ServicerContext
+    ) -> master_pb2.ExtendSessionResponse:
         version = self._call(
             context,
             lambda: self.master.extend_session(
@@ -81,7 +85,9 @@ class MasterServicer:
         )
         return master_pb2.ExtendSessionResponse(new_graph_version=version)
 
-    def PartialRunSetup(self, request: Any, context: grpc.ServicerContext) -> Any:
+    def PartialRunSetup(
+        self, request: master_pb2.PartialRunSetupRequest, context: grpc.ServicerContext
+    ) -> master_pb2.PartialRunSetupResponse:
         handle = self._call(
             context,
             lambda: self.master.partial_run_setup(
@@ -93,7 +99,9 @@ class MasterServicer:
         )
         return master_pb2.PartialRunSetupResponse(partial_run_handle=handle)
 
-    def RunStep(self, request: Any, context: grpc.ServicerContext) -> Any:
+    def RunStep(
+        self, request: master_pb2.RunStepRequest, context: grpc.ServicerContext
+    ) -> master_pb2.RunStepResponse:
         response = master_pb2.RunStepResponse()
         response.metadata.SetInParent()
         try:
@@ -122,27 +130,37 @@ class MasterServicer:
                 response.tensor.add(name=name).tensor.CopyFrom(values[name])
         return response
 
-    def CloseSession(self, request: Any, context: grpc.ServicerContext) -> Any:
+    def CloseSession(
+        self, request: master_pb2.CloseSessionRequest, context: grpc.ServicerContext
+    ) -> master_pb2.CloseSessionResponse:
         self._call(context, lambda: self.master.close_session(request.session_handle))
         return master_pb2.CloseSessionResponse()
 
-    def ListDevices(self, request: Any, context: grpc.ServicerContext) -> Any:
+    def ListDevices(
+        self, request: master_pb2.ListDevicesRequest, context: grpc.ServicerContext
+    ) -> master_pb2.ListDevicesResponse:
         local, remote = self._call(
             context, lambda: self.master.list_devices(request.session_handle)
         )
         return master_pb2.ListDevicesResponse(local_device=local, remote_device=remote)
 
-    def Reset(self, request: Any, context: grpc.ServicerContext) -> Any:
+    def Reset(
+        self, request: master_pb2.ResetRequest, context: grpc.ServicerContext
+    ) -> master_pb2.ResetResponse:
         self._call(context, lambda: self.master.reset(list(request.container)))
         return master_pb2.ResetResponse()
 
-    def MakeCallable(self, request: Any, context: grpc.ServicerContext) -> Any:
+    def MakeCallable(
+        self, request: master_pb2.MakeCallableRequest, context: grpc.ServicerContext
+    ) -> master_pb2.MakeCallableResponse:
         handle = self._call(
             context, lambda: self.master.make_callable(request.session_handle, request.options)
         )
         return master_pb2.MakeCallableResponse(handle=handle)
 
-    def RunCallable(self, request: Any, context: grpc.ServicerContext) -> Any:
+    def RunCallable(
+        self, request: master_pb2.RunCallableRequest, context: grpc.ServicerContext
+    ) -> master_pb2.RunCallableResponse:
         response = master_pb2.RunCallableResponse()
         response.metadata.SetInParent()
 
@@ -156,7 +174,9 @@ class MasterServicer:
         response.fetch.extend(fetched)
         return response
 
-    def ReleaseCallable(self, request: Any, context: grpc.ServicerContext) -> Any:
+    def ReleaseCallable(
+        self, request: master_pb2.ReleaseCallableRequest, context: grpc.ServicerContext
+    ) -> master_pb2.ReleaseCallableResponse:
         self._call(
             context, lambda: self.master.release_callable(request.session_handle, request.handle)
         )

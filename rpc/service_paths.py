@@ -20,7 +20,7 @@ from google.protobuf import message_factory
 from google.protobuf.descriptor import ServiceDescriptor
 from google.protobuf.message import Message
 
-from protos import master_service_pb2, worker_service_pb2
+from protos import master_pb2, master_service_pb2, worker_pb2, worker_service_pb2
 
 # Primary name first: stubs call it, servers answer it and the alias.
 MASTER_SERVICE_NAMES = ("tensorflow.MasterService", "dataflow.MasterService")
@@ -135,35 +135,79 @@ class _Stub:
 
 
 class MasterStub(_Stub):
-    CreateSession: grpc.UnaryUnaryMultiCallable
-    ExtendSession: grpc.UnaryUnaryMultiCallable
-    PartialRunSetup: grpc.UnaryUnaryMultiCallable
-    RunStep: grpc.UnaryUnaryMultiCallable
-    CloseSession: grpc.UnaryUnaryMultiCallable
-    ListDevices: grpc.UnaryUnaryMultiCallable
-    Reset: grpc.UnaryUnaryMultiCallable
-    MakeCallable: grpc.UnaryUnaryMultiCallable
-    RunCallable: grpc.UnaryUnaryMultiCallable
-    ReleaseCallable: grpc.UnaryUnaryMultiCallable
+    """MasterService's calls, typed by their messages (master.proto)."""
+
+    CreateSession: grpc.UnaryUnaryMultiCallable[
+        master_pb2.CreateSessionRequest, master_pb2.CreateSessionResponse
+    ]
+    ExtendSession: grpc.UnaryUnaryMultiCallable[
+        master_pb2.ExtendSessionRequest, master_pb2.ExtendSessionResponse
+    ]
+    PartialRunSetup: grpc.UnaryUnaryMultiCallable[
+        master_pb2.PartialRunSetupRequest, master_pb2.PartialRunSetupResponse
+    ]
+    RunStep: grpc.UnaryUnaryMultiCallable[master_pb2.RunStepRequest, master_pb2.RunStepResponse]
+    CloseSession: grpc.UnaryUnaryMultiCallable[
+        master_pb2.CloseSessionRequest, master_pb2.CloseSessionResponse
+    ]
+    ListDevices: grpc.UnaryUnaryMultiCallable[
+        master_pb2.ListDevicesRequest, master_pb2.ListDevicesResponse
+    ]
+    Reset: grpc.UnaryUnaryMultiCallable[master_pb2.ResetRequest, master_pb2.ResetResponse]
+    MakeCallable: grpc.UnaryUnaryMultiCallable[
+        master_pb2.MakeCallableRequest, master_pb2.MakeCallableResponse
+    ]
+    RunCallable: grpc.UnaryUnaryMultiCallable[
+        master_pb2.RunCallableRequest, master_pb2.RunCallableResponse
+    ]
+    ReleaseCallable: grpc.UnaryUnaryMultiCallable[
+        master_pb2.ReleaseCallableRequest, master_pb2.ReleaseCallableResponse
+    ]
 
 
 class WorkerStub(_Stub):
-    GetStatus: grpc.UnaryUnaryMultiCallable
-    CreateWorkerSession: grpc.UnaryUnaryMultiCallable
-    DeleteWorkerSession: grpc.UnaryUnaryMultiCallable
-    RegisterGraph: grpc.UnaryUnaryMultiCallable
-    DeregisterGraph: grpc.UnaryUnaryMultiCallable
-    RunGraph: grpc.UnaryUnaryMultiCallable
-    CleanupGraph: grpc.UnaryUnaryMultiCallable
-    CleanupAll: grpc.UnaryUnaryMultiCallable
-    RecvTensor: grpc.UnaryUnaryMultiCallable
-    RecvBuf: grpc.UnaryUnaryMultiCallable
-    Logging: grpc.UnaryUnaryMultiCallable
-    Tracing: grpc.UnaryUnaryMultiCallable
-    CompleteGroup: grpc.UnaryUnaryMultiCallable
-    CompleteInstance: grpc.UnaryUnaryMultiCallable
-    GetStepSequence: grpc.UnaryUnaryMultiCallable
-    MarkRecvFinished: grpc.UnaryUnaryMultiCallable
+    """WorkerService's calls, typed by their messages (worker.proto)."""
+
+    GetStatus: grpc.UnaryUnaryMultiCallable[
+        worker_pb2.GetStatusRequest, worker_pb2.GetStatusResponse
+    ]
+    CreateWorkerSession: grpc.UnaryUnaryMultiCallable[
+        worker_pb2.CreateWorkerSessionRequest, worker_pb2.CreateWorkerSessionResponse
+    ]
+    DeleteWorkerSession: grpc.UnaryUnaryMultiCallable[
+        worker_pb2.DeleteWorkerSessionRequest, worker_pb2.DeleteWorkerSessionResponse
+    ]
+    RegisterGraph: grpc.UnaryUnaryMultiCallable[
+        worker_pb2.RegisterGraphRequest, worker_pb2.RegisterGraphResponse
+    ]
+    DeregisterGraph: grpc.UnaryUnaryMultiCallable[
+        worker_pb2.DeregisterGraphRequest, worker_pb2.DeregisterGraphResponse
+    ]
+    RunGraph: grpc.UnaryUnaryMultiCallable[worker_pb2.RunGraphRequest, worker_pb2.RunGraphResponse]
+    CleanupGraph: grpc.UnaryUnaryMultiCallable[
+        worker_pb2.CleanupGraphRequest, worker_pb2.CleanupGraphResponse
+    ]
+    CleanupAll: grpc.UnaryUnaryMultiCallable[
+        worker_pb2.CleanupAllRequest, worker_pb2.CleanupAllResponse
+    ]
+    RecvTensor: grpc.UnaryUnaryMultiCallable[
+        worker_pb2.RecvTensorRequest, worker_pb2.RecvTensorResponse
+    ]
+    RecvBuf: grpc.UnaryUnaryMultiCallable[worker_pb2.RecvBufRequest, worker_pb2.RecvBufResponse]
+    Logging: grpc.UnaryUnaryMultiCallable[worker_pb2.LoggingRequest, worker_pb2.LoggingResponse]
+    Tracing: grpc.UnaryUnaryMultiCallable[worker_pb2.TracingRequest, worker_pb2.TracingResponse]
+    CompleteGroup: grpc.UnaryUnaryMultiCallable[
+        worker_pb2.CompleteGroupRequest, worker_pb2.CompleteGroupResponse
+    ]
+    CompleteInstance: grpc.UnaryUnaryMultiCallable[
+        worker_pb2.CompleteInstanceRequest, worker_pb2.CompleteInstanceResponse
+    ]
+    GetStepSequence: grpc.UnaryUnaryMultiCallable[
+        worker_pb2.GetStepSequenceRequest, worker_pb2.GetStepSequenceResponse
+    ]
+    MarkRecvFinished: grpc.UnaryUnaryMultiCallable[
+        worker_pb2.MarkRecvFinishedRequest, worker_pb2.MarkRecvFinishedResponse
+    ]
 
 
 def master_stub(channel: grpc.Channel, service_name: str = MASTER_SERVICE_NAMES[0]) -> MasterStub:

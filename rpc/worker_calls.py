@@ -10,30 +10,33 @@ rpc.step_cleaner, batched per task, in the background. Thread-safe.
 from __future__ import annotations
 
 import concurrent.futures
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import grpc
+from google.protobuf.message import Message
 
 from common.errors import AbortedError, OpError, from_code
 from protos import worker_pb2
 from rpc import call_pool, local_rpc
 from rpc import status as rpc_status
+from rpc.service_paths import WorkerStub
 from rpc.step_cleaner import StepCleaner
+from rpc.worker_cache import WorkerCache
 
 
 class WorkerCalls:
     """Deadline-carrying calls to the tasks of a cluster through a WorkerCache."""
 
-    def __init__(self, cache: Any, rpc_timeout: float) -> None:
+    def __init__(self, cache: WorkerCache, rpc_timeout: float) -> None:
         self.cache = cache
         self.rpc_timeout = rpc_timeout
         self._pool = call_pool.shared()
-        self._stubs: dict[str, tuple[Any, Any]] = {}  # task -> (channel, stub)
+        self._stubs: dict[str, tuple[grpc.Channel, WorkerStub]] = {}  # task -> (channel, stub)
         self._local = local_rpc.LocalPeers(cache.channel)  # same-host workers: a socket
         self._cleaner = StepCleaner(cache.channel, self.stub, rpc_timeout, self._local)
 
-    def stub(self, task: str) -> Any:
+    def stub(self, task: str) -> WorkerStub:
         """The task's stub, reused while the cache keeps the same channel."""
         channel = self.cache.channel(task)
         entry = self._stubs.get(task)
@@ -46,7 +49,7 @@ class WorkerCalls:
         self,
         task: str,
         method: str,
-        request: Any,
+        request: Message,
         timeout: float | None = None,
         wait_for_ready: bool = False,
         inline: bool = False,
@@ -99,7 +102,7 @@ class WorkerCalls:
         self,
         task: str,
         method: str,
-        request: Any,
+        request: Message,
         timeout: float | None = None,
         wait_for_ready: bool = False,
     ) -> Any:
@@ -109,7 +112,7 @@ class WorkerCalls:
 
     def call_all(
         self,
-        requests: dict[str, Any],
+        requests: Mapping[str, Message],
         method: str,
         timeout: float | None = None,
         wait_for_ready: bool = False,

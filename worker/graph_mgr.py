@@ -252,9 +252,8 @@ class GraphMgr:
             )
         item = self._item(handle)
         step = _RunningStep(item, step_id, self.rendezvous_mgr, collector)
-        prefetch = getattr(step.rendezvous, "prefetch", None)  # RemoteRendezvous
-        if prefetch is not None and item.prefetch:
-            prefetch(item.prefetch)
+        if item.prefetch:
+            step.rendezvous.prefetch(item.prefetch)
         # The executors may run on this thread; the watcher ends the step at its deadline
         # even if it never comes back to wait() (a loop of local kernels).
         watch = DEADLINES.watch(
@@ -263,8 +262,7 @@ class GraphMgr:
         )
         try:
             send_inputs(step.rendezvous, sends)
-            start_here = getattr(step.rendezvous, "start_here", None)  # RemoteRendezvous
-            start_here(step.start, deadline) if start_here else step.start()
+            step.rendezvous.start_here(step.start, deadline)
             step.wait(deadline)
             return {key: recv_output(step.rendezvous, key, deadline) for key in recv_keys}
         except OpError as e:
@@ -272,8 +270,7 @@ class GraphMgr:
             raise step.rendezvous.status or e from None
         finally:
             DEADLINES.cancel(watch)
-            if prefetch is not None:
-                step.rendezvous.drop_prefetched()
+            step.rendezvous.drop_prefetched()
             step.release()
 
     def abort_partial(self, step_id: int) -> None:

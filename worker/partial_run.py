@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol
 
 from common.errors import AbortedError, DeadlineExceededError, InvalidArgumentError, OpError
-from common.rendezvous import parse_key
+from common.rendezvous import Rendezvous, parse_key
 from worker.deadlines import DEADLINES
 
 # Expired partial runs remembered so that a late call learns why its step is gone; older
@@ -31,7 +31,9 @@ class PartialStep(Protocol):
     """The executors of one registered graph running one step (graph_mgr's _RunningStep)."""
 
     step_id: int
-    rendezvous: Any
+
+    @property
+    def rendezvous(self) -> Rendezvous: ...
 
     def start(self) -> None: ...
 
@@ -42,14 +44,14 @@ class PartialStep(Protocol):
     def release(self) -> None: ...
 
 
-def send_inputs(rendezvous: Any, sends: Iterable[tuple[str, Any]]) -> None:
+def send_inputs(rendezvous: Rendezvous, sends: Iterable[tuple[str, Any]]) -> None:
     """Deliver a RunGraph's sends into the step's rendezvous (TF's GraphMgr::SendInputs)."""
     for key, value in sends:
         parse_key(key)
         rendezvous.send(key, value, False)
 
 
-def recv_output(rendezvous: Any, key: str, deadline: float) -> tuple[Any, bool]:
+def recv_output(rendezvous: Rendezvous, key: str, deadline: float) -> tuple[Any, bool]:
     """(value, is_dead) of a RunGraph's recv key, by `deadline` (GraphMgr::RecvOutputs)."""
     value, is_dead = rendezvous.recv(key, max(0.0, deadline - time.monotonic()))
     if is_dead:  # as TF's GraphMgr::RecvOutputs
@@ -112,8 +114,8 @@ class PartialRuns:
                 if on_last is not None:
                     on_last(step)  # the step is finished: its trace is complete
                 self._end(partial)
-            elif step.rendezvous.is_aborted():  # a kernel failed, or the deadline passed
-                raise step.rendezvous.status
+            elif (aborted := step.rendezvous.status) is not None:  # a kernel failed, or
+                raise aborted  # the deadline passed
         except OpError as e:
             step.rendezvous.start_abort(e)
             self._end(partial)

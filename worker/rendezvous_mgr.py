@@ -23,10 +23,10 @@ import dataclasses
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
 
 from common import metrics
 from common.errors import AbortedError, DeadlineExceededError, OpError
+from worker.remote_rendezvous import RemoteRendezvous
 
 DEFAULT_EXPIRY_SECONDS = 3600.0
 DEFAULT_TOMBSTONE_SECONDS = 600.0
@@ -38,7 +38,7 @@ AbortHook = Callable[[OpError], None]
 
 @dataclasses.dataclass
 class _Entry:
-    rendezvous: Any
+    rendezvous: RemoteRendezvous
     touched: float
     holders: int = 0
     on_abort: list[AbortHook] = dataclasses.field(default_factory=list)
@@ -55,7 +55,7 @@ class RendezvousMgr:
 
     def __init__(
         self,
-        factory: Callable[[int], Any],
+        factory: Callable[[int], RemoteRendezvous],
         expiry_seconds: float = DEFAULT_EXPIRY_SECONDS,
         clock: Callable[[], float] = time.monotonic,
         tombstone_seconds: float = DEFAULT_TOMBSTONE_SECONDS,
@@ -71,10 +71,10 @@ class RendezvousMgr:
         self._tombstone_seconds = tombstone_seconds
         self._max_tombstones = max_tombstones
 
-    def find_or_create(self, step_id: int) -> Any:
+    def find_or_create(self, step_id: int) -> RemoteRendezvous:
         return self._get(step_id, hold=False)
 
-    def hold(self, step_id: int, on_abort: AbortHook | None = None) -> Any:
+    def hold(self, step_id: int, on_abort: AbortHook | None = None) -> RemoteRendezvous:
         """find_or_create, and keep the entry from expiring until `release(step_id)`;
         `on_abort(error)` is called if the table aborts the step before that."""
         return self._get(step_id, hold=True, on_abort=on_abort)
@@ -89,7 +89,7 @@ class RendezvousMgr:
                 if on_abort is not None and on_abort in entry.on_abort:
                     entry.on_abort.remove(on_abort)
 
-    def _get(self, step_id: int, hold: bool, on_abort: AbortHook | None = None) -> Any:
+    def _get(self, step_id: int, hold: bool, on_abort: AbortHook | None = None) -> RemoteRendezvous:
         expired = self._sweep()
         with self._lock:
             entry = self._table.get(step_id)
@@ -105,7 +105,7 @@ class RendezvousMgr:
         self._abort_expired(expired)
         return entry.rendezvous
 
-    def find(self, step_id: int) -> Any | None:
+    def find(self, step_id: int) -> RemoteRendezvous | None:
         with self._lock:
             entry = self._table.get(step_id)
             return entry.rendezvous if entry is not None else None

@@ -33,7 +33,7 @@ from common.errors import (
     truncate,
 )
 from common.executor import StepStatsCollector
-from protos import worker_pb2
+from protos import named_tensor_pb2, worker_pb2
 from rpc import call_pool, local_rpc, tensor_stream
 from rpc import status as rpc_status
 from rpc.admission import Slots
@@ -66,7 +66,7 @@ INLINE_ANSWER_BYTES = 1 << 20
 LOCAL_RAW_BYTES = 16 << 20
 
 
-def _collector(request: Any) -> StepStatsCollector | None:
+def _collector(request: worker_pb2.RunGraphRequest) -> StepStatsCollector | None:
     """A collector when ExecutorOpts asks for a timeline or costs (TF's worker). A partial
     run records into its first call's collector and answers the whole trace on its last
     call (TF's worker does not trace partial runs); costs are not built for them."""
@@ -102,10 +102,14 @@ class WorkerServicer:
             rpc_status.abort(context, naming_node(error))  # the node travels in the message
 
     # -- status and sessions ---------------------------------------------------------------
-    def GetStatus(self, request: Any, context: grpc.ServicerContext) -> Any:
+    def GetStatus(
+        self, request: worker_pb2.GetStatusRequest, context: grpc.ServicerContext
+    ) -> worker_pb2.GetStatusResponse:
         return worker_pb2.GetStatusResponse(device_attributes=self.worker.get_status())
 
-    def CreateWorkerSession(self, request: Any, context: grpc.ServicerContext) -> Any:
+    def CreateWorkerSession(
+        self, request: worker_pb2.CreateWorkerSessionRequest, context: grpc.ServicerContext
+    ) -> worker_pb2.CreateWorkerSessionResponse:
         self._call(
             context,
             lambda: self.worker.create_worker_session(
@@ -123,12 +127,16 @@ class WorkerServicer:
         self._call(context, lambda: self.worker.keepalive_sessions(lease_s, handles))
         return b""
 
-    def DeleteWorkerSession(self, request: Any, context: grpc.ServicerContext) -> Any:
+    def DeleteWorkerSession(
+        self, request: worker_pb2.DeleteWorkerSessionRequest, context: grpc.ServicerContext
+    ) -> worker_pb2.DeleteWorkerSessionResponse:
         self._call(context, lambda: self.worker.delete_worker_session(request.session_handle))
         return worker_pb2.DeleteWorkerSessionResponse()
 
     # -- graphs ----------------------------------------------------------------------------
-    def RegisterGraph(self, request: Any, context: grpc.ServicerContext) -> Any:
+    def RegisterGraph(
+        self, request: worker_pb2.RegisterGraphRequest, context: grpc.ServicerContext
+    ) -> worker_pb2.RegisterGraphResponse:
         handle = self._call(
             context,
             lambda: self.worker.register_graph(
@@ -137,7 +145,9 @@ class WorkerServicer:
         )
         return worker_pb2.RegisterGraphResponse(graph_handle=handle)
 
-    def DeregisterGraph(self, request: Any, context: grpc.ServicerContext) -> Any:
+    def DeregisterGraph(
+        self, request: worker_pb2.DeregisterGraphRequest, context: grpc.ServicerContext
+    ) -> worker_pb2.DeregisterGraphResponse:
         self._call(
             context,
             lambda: self.worker.deregister_graph(
@@ -148,14 +158,18 @@ class WorkerServicer:
         )
         return worker_pb2.DeregisterGraphResponse()
 
-    def RunGraph(self, request: Any, context: grpc.ServicerContext) -> Any:
+    def RunGraph(
+        self, request: worker_pb2.RunGraphRequest, context: grpc.ServicerContext
+    ) -> worker_pb2.RunGraphResponse:
         try:
             with self.run_graphs.admit():
                 return self._run_graph(request, _timeout(context))
         except OpError as error:
             rpc_status.abort(context, error)
 
-    def _run_graph(self, request: Any, timeout: float | None) -> Any:
+    def _run_graph(
+        self, request: worker_pb2.RunGraphRequest, timeout: float | None
+    ) -> worker_pb2.RunGraphResponse:
         """The RunGraphResponse; raises the OpError unless the request asks for errors in
         the response body."""
         response = worker_pb2.RunGraphResponse()
@@ -213,7 +227,9 @@ class WorkerServicer:
             )
         return response
 
-    def CleanupGraph(self, request: Any, context: grpc.ServicerContext) -> Any:
+    def CleanupGraph(
+        self, request: worker_pb2.CleanupGraphRequest, context: grpc.ServicerContext
+    ) -> worker_pb2.CleanupGraphResponse:
         self._call(context, lambda: self.worker.cleanup_graph(request.step_id))
         return worker_pb2.CleanupGraphResponse()
 
@@ -222,7 +238,7 @@ class WorkerServicer:
         self._call(context, lambda: self._cleanup_batch(request))
         return b""
 
-    def _cleanup_batch(self, request: Any) -> None:
+    def _cleanup_batch(self, request: bytes | memoryview) -> None:
         if len(request) % 8:
             raise InvalidArgumentError(
                 f"CleanupGraphBatch: {len(request)} bytes is not a list of int64 step ids"
@@ -230,12 +246,16 @@ class WorkerServicer:
         for (step_id,) in struct.iter_unpack("<q", request):
             self.worker.cleanup_graph(step_id)
 
-    def CleanupAll(self, request: Any, context: grpc.ServicerContext) -> Any:
+    def CleanupAll(
+        self, request: worker_pb2.CleanupAllRequest, context: grpc.ServicerContext
+    ) -> worker_pb2.CleanupAllResponse:
         self._call(context, lambda: self.worker.cleanup_all(list(request.container)))
         return worker_pb2.CleanupAllResponse()
 
     # -- tensors ---------------------------------------------------------------------------
-    def _recv(self, request: Any, context: grpc.ServicerContext) -> tuple[Any, bool]:
+    def _recv(
+        self, request: worker_pb2.RecvTensorRequest, context: grpc.ServicerContext
+    ) -> tuple[Any, bool]:
         def wait() -> tuple[Any, bool]:
             with self.recvs.admit():
                 return self.worker.recv_tensor(
@@ -247,17 +267,23 @@ class WorkerServicer:
 
         return self._call(context, wait)
 
-    def RecvTensor(self, request: Any, context: grpc.ServicerContext) -> Any:
+    def RecvTensor(
+        self, request: worker_pb2.RecvTensorRequest, context: grpc.ServicerContext
+    ) -> worker_pb2.RecvTensorResponse:
         value, is_dead = self._recv(request, context)
         metrics.tensor_sent(value, is_dead, "grpc")
         return self._call(context, lambda: tensor_stream.to_response(value, is_dead))
 
-    def RecvTensorStream(self, request: Any, context: grpc.ServicerContext) -> Iterator[bytes]:
+    def RecvTensorStream(
+        self, request: worker_pb2.RecvTensorRequest, context: grpc.ServicerContext
+    ) -> Iterator[bytes]:
         value, is_dead = self._recv(request, context)
         metrics.tensor_sent(value, is_dead, "grpc")
         yield from tensor_stream.encode_stream(request, value, is_dead)
 
-    def RecvTensorOne(self, request: Any, context: grpc.ServicerContext) -> bytes:
+    def RecvTensorOne(
+        self, request: worker_pb2.RecvTensorRequest, context: grpc.ServicerContext
+    ) -> bytes:
         """Our unary RecvTensor: the RecvTensorStream answer when it is ONE message
         (inline, shared memory, dead, not memcpy-able), sent with the status in one batch
         (a streamed answer waits for each message to be sent first). A value that would
@@ -269,7 +295,9 @@ class WorkerServicer:
             metrics.tensor_sent(value, is_dead, "grpc")
         return answer
 
-    def _one_message(self, request: Any, value: Any, is_dead: bool) -> bytes:
+    def _one_message(
+        self, request: worker_pb2.RecvTensorRequest, value: Any, is_dead: bool
+    ) -> bytes:
         messages = tensor_stream.encode_stream(request, value, is_dead)
         first = next(messages)
         if next(messages, None) is None:
@@ -318,7 +346,9 @@ class WorkerServicer:
 
         self.worker.recv_tensor_async(request.step_id, request.rendezvous_key, done)
 
-    def _local_messages(self, request: Any, value: Any, is_dead: bool) -> list[Any]:
+    def _local_messages(
+        self, request: worker_pb2.RecvTensorRequest, value: Any, is_dead: bool
+    ) -> list[Any]:
         if not is_dead:
             array = np.asarray(value)
             if tensor_stream.INLINE_BYTES < array.nbytes <= LOCAL_RAW_BYTES and dtypes.is_memcpy(
@@ -341,10 +371,14 @@ class WorkerServicer:
         }
 
     # -- no-ops ----------------------------------------------------------------------------
-    def Logging(self, request: Any, context: grpc.ServicerContext) -> Any:
+    def Logging(
+        self, request: worker_pb2.LoggingRequest, context: grpc.ServicerContext
+    ) -> worker_pb2.LoggingResponse:
         return worker_pb2.LoggingResponse()
 
-    def Tracing(self, request: Any, context: grpc.ServicerContext) -> Any:
+    def Tracing(
+        self, request: worker_pb2.TracingRequest, context: grpc.ServicerContext
+    ) -> worker_pb2.TracingResponse:
         return worker_pb2.TracingResponse()
 
 
@@ -384,7 +418,7 @@ def add_to_server(server: grpc.Server, servicer: WorkerServicer) -> None:
     )
 
 
-def _decode_send(named: Any) -> Any:
+def _decode_send(named: named_tensor_pb2.NamedTensorProto) -> Any:
     """A RunGraph send value (a client's feed) as numpy; InvalidArgument naming the fed
     tensor when its TensorProto is malformed."""
     try:
@@ -395,7 +429,7 @@ def _decode_send(named: Any) -> Any:
         raise InvalidArgumentError(f"Cannot feed {fed}: {e.message}", fed.split(":")[0]) from None
 
 
-def _log_failed_step(request: Any, error: OpError) -> None:
+def _log_failed_step(request: worker_pb2.RunGraphRequest, error: OpError) -> None:
     """One line per failed RunGraph (the master logs the step's cause the same way)."""
     message = error.message.splitlines()[0][:500] if error.message else ""
     log.warning(

@@ -12,10 +12,11 @@ Thread-safe: abort may be called from any thread; the rest is set before the ste
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol
 
 from common.errors import OpError
+from common.rendezvous import Rendezvous
 from common.resource_mgr import ResourceMgr
 
 
@@ -36,6 +37,34 @@ class CallFrame:
             self.retvals[index] = value
 
 
+class FunctionRunner(Protocol):
+    """What kernels ask of their step's function runtime (common.function_runtime's
+    FunctionRuntime, TensorFlow's FunctionLibraryRuntime): call a library function."""
+
+    def run_async(
+        self,
+        name: str,
+        attrs: Mapping[str, Any],
+        args: Sequence[Any],
+        caller_step: StepState,
+        done: Callable[[Any, Any], None],
+        *,
+        device: str | None = None,
+    ) -> None:
+        """`done(outputs, None)` or `done(None, error)` exactly once."""
+
+    def run(
+        self,
+        name: str,
+        attrs: Mapping[str, Any],
+        args: Sequence[Any],
+        caller_step: StepState,
+        *,
+        timeout: float | None = None,
+    ) -> list[Any]:
+        """Call and wait."""
+
+
 class StepState:
     """Per-(step, device) state shared by the kernels of every executor of the step."""
 
@@ -44,10 +73,10 @@ class StepState:
         step_id: int = 0,
         device: str = "",
         incarnation: int = 0,
-        rendezvous: Any = None,
+        rendezvous: Rendezvous | None = None,
         resource_mgr: ResourceMgr | None = None,
         step_container: str = "",
-        function_runtime: Any = None,
+        function_runtime: FunctionRunner | None = None,
         call_frame: CallFrame | None = None,
         stats: Any = None,
     ) -> None:

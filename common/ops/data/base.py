@@ -253,7 +253,7 @@ class LazyRuntime:
         self._runtime: Any = None
 
     def get(self, ctx: OpKernelContext) -> Any:
-        runtime = getattr(ctx.step, "function_runtime", None)
+        runtime = ctx.step.function_runtime
         if runtime is not None:
             return runtime
         with self._lock:
