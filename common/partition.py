@@ -29,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import gc
+import itertools
 from collections import deque
 from collections.abc import Callable
 from typing import Any
@@ -44,6 +45,23 @@ from protos import attr_value_pb2, graph_pb2, node_def_pb2, tensor_pb2, tensor_s
 NodeToLoc = Callable[[Node], str]
 GetIncarnation = Callable[[str], int]
 NewName = Callable[[str], str]
+
+
+def unique_names(graph: Graph) -> NewName:
+    """A `new_name` for `partition`: "prefix/_N" with N counting up, skipping the names
+    `graph` already has and those it gave."""
+    names = itertools.count()
+    taken = {n.name for n in graph.op_nodes()}
+
+    def new_name(prefix: str) -> str:
+        while True:
+            name = f"{prefix}/_{next(names)}"
+            if name not in taken:
+                taken.add(name)
+                return name
+
+    return new_name
+
 
 _HOST_TYPES = frozenset({DataType.DT_INT32, DataType.DT_STRING, DataType.DT_RESOURCE})
 

@@ -44,7 +44,7 @@ from common.function_library import FunctionLibrary
 from common.graph.constructor import convert_graph_def_to_graph
 from common.graph.graph import Graph, Node
 from common.optimizer.graph_optimizer import optimize_graph, options_from_config
-from common.partition import partition
+from common.partition import partition, unique_names
 from common.placer import place
 from common.rendezvous import create_key
 from common.subgraph import (
@@ -270,21 +270,11 @@ class MasterSession:
         )
         feed_keys = {ep: self._pin(n, _consumer_device(n)) for ep, n in result.feed_nodes.items()}
         fetch_keys = {ep: self._pin(n, _producer_device(n)) for ep, n in result.fetch_nodes.items()}
-        names = itertools.count()
-        taken = {n.name for n in graph.op_nodes()}
-
-        def new_name(prefix: str) -> str:
-            while True:
-                name = f"{prefix}/_{next(names)}"
-                if name not in taken:
-                    taken.add(name)
-                    return name
-
         parts = partition(
             graph,
             node_to_loc=lambda n: task_of(n.assigned_device),
             get_incarnation=lambda d: self._incarnations[d],
-            new_name=new_name,
+            new_name=unique_names(graph),
         )
         if self.on_placed is not None and explain is not None:
             key = f"{', '.join(feeds) or '-'} -> {', '.join(fetches + targets) or '-'}"

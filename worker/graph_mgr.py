@@ -45,7 +45,7 @@ from common.executor.cost_graph import add_to_cost_graph
 from common.function_runtime import FunctionRuntime
 from common.graph.constructor import convert_graph_def_to_graph
 from common.graph.graph import Graph
-from common.partition import partition
+from common.partition import partition, unique_names
 from common.rendezvous import create_key, parse_key
 from common.resource_mgr import Scope
 from protos import cost_graph_pb2
@@ -180,21 +180,11 @@ class GraphMgr:
         locs = {self._device_of(n) for n in graph.op_nodes()}
         if len(locs) <= 1:
             return {(locs.pop() if locs else next(iter(self.devices))): graph}
-        names = itertools.count()
-        taken = {n.name for n in graph.op_nodes()}
-
-        def new_name(prefix: str) -> str:
-            while True:
-                name = f"{prefix}/_{next(names)}"
-                if name not in taken:
-                    taken.add(name)
-                    return name
-
         parts = partition(
             graph,
             node_to_loc=self._device_of,
             get_incarnation=lambda d: self.devices[device_name.canonical(d)].incarnation,
-            new_name=new_name,
+            new_name=unique_names(graph),
         )
         out = {}
         for loc, part in parts.items():
