@@ -26,8 +26,7 @@ from master.lease_renewer import DEFAULT_LEASE_S  # noqa: E402
 from master.master import DEFAULT_RPC_TIMEOUT  # noqa: E402
 from master.server import DEFAULT_GRACE_SECONDS  # noqa: E402
 from master.task_server import TaskServer  # noqa: E402
-from rpc import auth  # noqa: E402
-from worker.graph_mgr import DEFAULT_STEP_TIMEOUT  # noqa: E402
+from worker import flags  # noqa: E402
 
 log = logging.getLogger("server")
 
@@ -47,43 +46,25 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "TF_CONFIG's task, e.g. a StatefulSet pod passing its own index)",
     )
     p.add_argument("--task", type=int, default=None, help="task index (goes with --job)")
-    p.add_argument(
-        "--bind-host",
-        default=None,
-        help="address to listen on (default: the host from --cluster; 0.0.0.0 with TF_CONFIG)",
+    flags.add_task_flags(
+        p,
+        bind_host_default="the host from --cluster; 0.0.0.0 with TF_CONFIG",
+        rpc_timeout=DEFAULT_RPC_TIMEOUT,
+        rpc_peers="other tasks; a peer whose name does not resolve yet is retried until then",
     )
-    p.add_argument("--cpus", type=int, default=1, help="number of CPU devices (default 1)")
     p.add_argument(
         "--default-device",
         default=None,
         help="where nodes without a device request run (default: this task)",
     )
-    p.add_argument(
-        "--rpc-timeout",
-        type=float,
-        default=DEFAULT_RPC_TIMEOUT,
-        help=f"deadline in seconds of short RPCs to other tasks; a peer whose name does not "
-        f"resolve yet is retried until then (default {DEFAULT_RPC_TIMEOUT:g})",
-    )
-    p.add_argument(
-        "--step-timeout",
-        type=float,
-        default=DEFAULT_STEP_TIMEOUT,
-        help=f"longest a step may take on this task, seconds (default {DEFAULT_STEP_TIMEOUT:g})",
-    )
     cli.add_session_lease_flag(p, DEFAULT_LEASE_S)
-    cli.add_metrics_flags(p)
-    cli.add_limit_flags(p)
-    cli.add_security_flags(p)
-    cli.add_shutdown_flags(p, DEFAULT_GRACE_SECONDS)
+    flags.add_service_flags(p, DEFAULT_GRACE_SECONDS)
     args = p.parse_args(argv)
-    cli.check_metrics_flags(p, args)
+    flags.check_flags(p, args)
     if args.cluster is not None and (args.job is None or args.task is None):
         p.error("--cluster needs --job and --task")
     if (args.job is None) != (args.task is None):
         p.error("--job and --task go together (with TF_CONFIG they replace its task)")
-    if args.cpus < 1 or args.rpc_timeout <= 0:
-        p.error("--cpus must be at least 1 and --rpc-timeout > 0")
     return args
 
 
@@ -98,11 +79,8 @@ def task_of_args(args: argparse.Namespace) -> tuple[tf_config.TaskConfig, str | 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    cli.configure_logging(args.log_level, args.log_format)
-    cli.apply_limit_flags(args, log)
 
     def build() -> TaskServer:
-        auth.configure(cli.credentials_from(args))
         task, bind_host = task_of_args(args)
         return TaskServer(
             task.cluster,
@@ -116,7 +94,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             step_timeout=args.step_timeout,
         )
 
-    return cli.run_task_server("server", build, args, log)
+    return flags.run("server", args, log, build)
 
 
 if __name__ == "__main__":

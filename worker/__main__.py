@@ -23,8 +23,7 @@ from collections.abc import Sequence  # noqa: E402
 
 from common import cli  # noqa: E402
 from common.cluster import ClusterSpec  # noqa: E402
-from rpc import auth  # noqa: E402
-from worker.graph_mgr import DEFAULT_STEP_TIMEOUT  # noqa: E402
+from worker import flags  # noqa: E402
 from worker.server import DEFAULT_GRACE_SECONDS, WorkerServer  # noqa: E402
 
 log = logging.getLogger("worker")
@@ -38,25 +37,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     cli.add_cluster_flag(p)
     p.add_argument("--job", required=True, help="job name of this task, e.g. worker")
     p.add_argument("--task", required=True, type=int, help="task index within the job")
-    p.add_argument(
-        "--bind-host",
-        default=None,
-        help="address to listen on (default: the host from the cluster file; 0.0.0.0 "
-        "listens on every interface)",
-    )
-    p.add_argument("--cpus", type=int, default=1, help="number of CPU devices (default 1)")
-    p.add_argument(
-        "--rpc-timeout",
-        type=float,
-        default=10.0,
-        help="deadline in seconds of short RPCs to peers (default 10)",
-    )
-    p.add_argument(
-        "--step-timeout",
-        type=float,
-        default=DEFAULT_STEP_TIMEOUT,
-        help=f"longest a step (RunGraph, RecvTensor) may take, seconds (default "
-        f"{DEFAULT_STEP_TIMEOUT:g})",
+    flags.add_task_flags(
+        p,
+        bind_host_default="the host from the cluster file; 0.0.0.0 listens on every interface",
+        rpc_timeout=10.0,
+        rpc_peers="peers",
     )
     p.add_argument(
         "--partial-run-idle-timeout",
@@ -65,14 +50,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="abort and free a partial run no call has come for in this many seconds "
         "(its master died or never finished it; default: --step-timeout)",
     )
-    cli.add_metrics_flags(p)
-    cli.add_limit_flags(p)
-    cli.add_security_flags(p)
-    cli.add_shutdown_flags(p, DEFAULT_GRACE_SECONDS)
+    flags.add_service_flags(p, DEFAULT_GRACE_SECONDS)
     args = p.parse_args(argv)
-    cli.check_metrics_flags(p, args)
-    if args.cpus < 1:
-        p.error("--cpus must be at least 1")
+    flags.check_flags(p, args)
     if args.task < 0:
         p.error("--task must be >= 0")
     return args
@@ -80,12 +60,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    cli.configure_logging(args.log_level, args.log_format)
-    cli.apply_limit_flags(args, log)
-
-    def build() -> WorkerServer:
-        auth.configure(cli.credentials_from(args))
-        return WorkerServer(
+    return flags.run(
+        "worker",
+        args,
+        log,
+        lambda: WorkerServer(
             ClusterSpec.load(args.cluster),
             args.job,
             args.task,
@@ -94,9 +73,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             rpc_timeout=args.rpc_timeout,
             step_timeout=args.step_timeout,
             partial_idle_timeout=args.partial_run_idle_timeout,
-        )
-
-    return cli.run_task_server("worker", build, args, log)
+        ),
+    )
 
 
 if __name__ == "__main__":
