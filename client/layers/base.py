@@ -17,6 +17,7 @@ from client.framework import dtypes
 from client.framework import ops as _ops
 from client.framework.op_builder import convert_to_tensor
 from client.framework.tensor_shape import TensorShape
+from client.ops import init_ops
 from client.ops import variable_scope as vs
 
 
@@ -117,6 +118,45 @@ class Layer:
         return v
 
     add_variable = add_weight
+
+    # -- a kernel and an optional bias (Dense, the convolutions) ------------------------
+    def _kernel_and_bias_args(
+        self,
+        activation: Any,
+        use_bias: bool,
+        kernel_initializer: Any,
+        bias_initializer: Any,
+        kernel_regularizer: Any,
+        bias_regularizer: Any,
+    ) -> None:
+        """Keeps the constructor's arguments; the bias starts at zeros unless told."""
+        self.activation = activation
+        self.use_bias = use_bias
+        self.kernel_initializer = kernel_initializer
+        self.bias_initializer = bias_initializer or init_ops.zeros_initializer()
+        self.kernel_regularizer = kernel_regularizer
+        self.bias_regularizer = bias_regularizer
+        self.kernel: Any = None
+        self.bias: Any = None
+
+    def _add_kernel_and_bias(self, kernel_shape: list[int], bias_shape: list[int]) -> None:
+        """The "kernel" weight, then the "bias" with `use_bias` (TF's order of creation)."""
+        self.kernel = self.add_weight(
+            "kernel",
+            kernel_shape,
+            initializer=self.kernel_initializer,
+            regularizer=self.kernel_regularizer,
+        )
+        if self.use_bias:
+            self.bias = self.add_weight(
+                "bias",
+                bias_shape,
+                initializer=self.bias_initializer,
+                regularizer=self.bias_regularizer,
+            )
+
+    def _activate(self, outputs: Any) -> Any:
+        return outputs if self.activation is None else self.activation(outputs)
 
     # -- calls --------------------------------------------------------------------------
     def build(self, input_shape: Any) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 
 from client.framework.op_builder import apply_op, convert_to_tensor
 from client.layers.base import Layer
-from client.ops import array_ops, init_ops, nn_ops
+from client.ops import array_ops, nn_ops
 
 
 def _tuple(v: Any, n: int) -> tuple[int, ...]:
@@ -70,12 +70,14 @@ class _Conv(Layer):
         self.padding = _padding(padding)
         self.channels_last = _channels_last(data_format)
         self.dilation_rate = _tuple(dilation_rate, self.rank)
-        self.activation = activation
-        self.use_bias = use_bias
-        self.kernel_initializer = kernel_initializer
-        self.bias_initializer = bias_initializer or init_ops.zeros_initializer()
-        self.kernel_regularizer = kernel_regularizer
-        self.bias_regularizer = bias_regularizer
+        self._kernel_and_bias_args(
+            activation,
+            use_bias,
+            kernel_initializer,
+            bias_initializer,
+            kernel_regularizer,
+            bias_regularizer,
+        )
 
     def _in_channels(self, input_shape: Any) -> int:
         c = input_shape[-1] if self.channels_last else input_shape[1]
@@ -87,20 +89,9 @@ class _Conv(Layer):
         return [*self.kernel_size, in_channels, self.filters]
 
     def build(self, input_shape: Any) -> None:
-        self.kernel = self.add_weight(
-            "kernel",
-            self._kernel_shape(self._in_channels(input_shape)),
-            initializer=self.kernel_initializer,
-            regularizer=self.kernel_regularizer,
+        self._add_kernel_and_bias(
+            self._kernel_shape(self._in_channels(input_shape)), [self.filters]
         )
-        self.bias = None
-        if self.use_bias:
-            self.bias = self.add_weight(
-                "bias",
-                [self.filters],
-                initializer=self.bias_initializer,
-                regularizer=self.bias_regularizer,
-            )
 
     def _conv2d(self, x: Any, kernel: Any, strides: tuple, dilations: tuple, name: Any) -> Any:
         fmt = "NHWC" if self.channels_last else "NCHW"
@@ -114,9 +105,7 @@ class _Conv(Layer):
         if self.use_bias:
             fmt = "NHWC" if self.channels_last else "NCHW"
             outputs = nn_ops.bias_add(outputs, self.bias, data_format=fmt)
-        if self.activation is not None:
-            outputs = self.activation(outputs)
-        return outputs
+        return self._activate(outputs)
 
     def call(self, inputs: Any) -> Any:
         inputs = convert_to_tensor(inputs)

@@ -9,7 +9,7 @@ import numpy as np
 from client.framework import ops as _ops
 from client.framework.op_builder import convert_to_tensor
 from client.layers.base import Layer
-from client.ops import array_ops, init_ops, math_ops, nn_ops
+from client.ops import array_ops, math_ops, nn_ops
 
 
 class Dense(Layer):
@@ -33,14 +33,14 @@ class Dense(Layer):
     ) -> None:
         super().__init__(trainable=trainable, name=name, **kwargs)
         self.units = int(units)
-        self.activation = activation
-        self.use_bias = use_bias
-        self.kernel_initializer = kernel_initializer
-        self.bias_initializer = bias_initializer or init_ops.zeros_initializer()
-        self.kernel_regularizer = kernel_regularizer
-        self.bias_regularizer = bias_regularizer
-        self.kernel: Any = None
-        self.bias: Any = None
+        self._kernel_and_bias_args(
+            activation,
+            use_bias,
+            kernel_initializer,
+            bias_initializer,
+            kernel_regularizer,
+            bias_regularizer,
+        )
 
     def build(self, input_shape: Any) -> None:
         in_dim = input_shape[-1] if input_shape.ndims is not None else None
@@ -48,19 +48,7 @@ class Dense(Layer):
             raise ValueError(
                 "The last dimension of the inputs to `Dense` should be defined. Found `None`."
             )
-        self.kernel = self.add_weight(
-            "kernel",
-            [int(in_dim), self.units],
-            initializer=self.kernel_initializer,
-            regularizer=self.kernel_regularizer,
-        )
-        if self.use_bias:
-            self.bias = self.add_weight(
-                "bias",
-                [self.units],
-                initializer=self.bias_initializer,
-                regularizer=self.bias_regularizer,
-            )
+        self._add_kernel_and_bias([int(in_dim), self.units], [self.units])
 
     def call(self, inputs: Any) -> Any:
         inputs = convert_to_tensor(inputs)
@@ -72,9 +60,7 @@ class Dense(Layer):
             outputs = math_ops.matmul(inputs, self.kernel)
         if self.use_bias:
             outputs = nn_ops.bias_add(outputs, self.bias)
-        if self.activation is not None:
-            outputs = self.activation(outputs)
-        return outputs
+        return self._activate(outputs)
 
 
 def _tensordot_last(a: Any, b: Any) -> Any:
