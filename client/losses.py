@@ -5,6 +5,7 @@ default graph is not)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from client.framework import dtypes
@@ -150,6 +151,34 @@ def _check_args(labels: Any, predictions: Any, what: str = "predictions") -> Non
         raise ValueError(f"Argument `{what}` must not be None.")
 
 
+def _float_loss(
+    default_name: str,
+    labels: Any,
+    predictions: Any,
+    weights: Any,
+    scope: Any,
+    loss_collection: Any,
+    reduction: str,
+    losses_of: Callable[[Any, Any], Any],
+    what: str = "predictions",
+) -> Any:
+    """The body TF's losses share: check the arguments, then under the loss's name scope
+    cast labels and `what` to float32, and weigh `losses_of(labels, predictions)`."""
+    _check_args(labels, predictions, what)
+    with _ops.name_scope(scope, default_name, [predictions, labels, weights]) as s:
+        labels, predictions = _float_pair(labels, predictions)
+        losses = losses_of(labels, predictions)
+        return compute_weighted_loss(losses, weights, s, loss_collection, reduction)
+
+
+def _logits_and_labels(logits: Any, labels: Any) -> tuple[Any, Any]:
+    """logits as a tensor, labels cast to their dtype, shapes checked compatible."""
+    logits = convert_to_tensor(logits)
+    labels = math_ops.cast(labels, logits.dtype)
+    logits.shape.assert_is_compatible_with(labels.shape)
+    return logits, labels
+
+
 # -- the losses -----------------------------------------------------------------------
 def absolute_difference(
     labels: Any,
@@ -159,11 +188,16 @@ def absolute_difference(
     loss_collection: Any = _ops.GraphKeys.LOSSES,
     reduction: str = Reduction.SUM_BY_NONZERO_WEIGHTS,
 ) -> Any:
-    _check_args(labels, predictions)
-    with _ops.name_scope(scope, "absolute_difference", [predictions, labels, weights]) as s:
-        labels, predictions = _float_pair(labels, predictions)
-        losses = math_ops.abs(math_ops.subtract(predictions, labels))
-        return compute_weighted_loss(losses, weights, s, loss_collection, reduction)
+    return _float_loss(
+        "absolute_difference",
+        labels,
+        predictions,
+        weights,
+        scope,
+        loss_collection,
+        reduction,
+        lambda y, p: math_ops.abs(math_ops.subtract(p, y)),
+    )
 
 
 def mean_squared_error(
@@ -174,11 +208,16 @@ def mean_squared_error(
     loss_collection: Any = _ops.GraphKeys.LOSSES,
     reduction: str = Reduction.SUM_BY_NONZERO_WEIGHTS,
 ) -> Any:
-    _check_args(labels, predictions)
-    with _ops.name_scope(scope, "mean_squared_error", [predictions, labels, weights]) as s:
-        labels, predictions = _float_pair(labels, predictions)
-        losses = math_ops.squared_difference(predictions, labels)
-        return compute_weighted_loss(losses, weights, s, loss_collection, reduction)
+    return _float_loss(
+        "mean_squared_error",
+        labels,
+        predictions,
+        weights,
+        scope,
+        loss_collection,
+        reduction,
+        lambda y, p: math_ops.squared_difference(p, y),
+    )
 
 
 def huber_loss(
@@ -190,20 +229,22 @@ def huber_loss(
     loss_collection: Any = _ops.GraphKeys.LOSSES,
     reduction: str = Reduction.SUM_BY_NONZERO_WEIGHTS,
 ) -> Any:
-    _check_args(labels, predictions)
-    with _ops.name_scope(scope, "huber_loss", [predictions, labels, weights]) as s:
-        labels, predictions = _float_pair(labels, predictions)
+
+    def huber(labels: Any, predictions: Any) -> Any:
         abs_error = math_ops.abs(math_ops.subtract(predictions, labels))
         quadratic = math_ops.minimum(abs_error, delta)
         linear = math_ops.subtract(abs_error, quadratic)
-        losses = math_ops.add(
+        return math_ops.add(
             math_ops.multiply(
                 convert_to_tensor(0.5, dtype=quadratic.dtype),
                 math_ops.multiply(quadratic, quadratic),
             ),
             math_ops.multiply(delta, linear),
         )
-        return compute_weighted_loss(losses, weights, s, loss_collection, reduction)
+
+    return _float_loss(
+        "huber_loss", labels, predictions, weights, scope, loss_collection, reduction, huber
+    )
 
 
 def hinge_loss(
@@ -214,13 +255,15 @@ def hinge_loss(
     loss_collection: Any = _ops.GraphKeys.LOSSES,
     reduction: str = Reduction.SUM_BY_NONZERO_WEIGHTS,
 ) -> Any:
-    _check_args(labels, logits, "logits")
-    with _ops.name_scope(scope, "hinge_loss", [logits, labels, weights]) as s:
-        labels, logits = _float_pair(labels, logits)
+
+    def hinge(labels: Any, logits: Any) -> Any:
         all_ones = array_ops.ones_like(labels)
         labels = math_ops.subtract(2 * labels, all_ones)
-        losses = nn_ops.relu(math_ops.subtract(all_ones, math_ops.multiply(labels, logits)))
-        return compute_weighted_loss(losses, weights, s, loss_collection, reduction)
+        return nn_ops.relu(math_ops.subtract(all_ones, math_ops.multiply(labels, logits)))
+
+    return _float_loss(
+        "hinge_loss", labels, logits, weights, scope, loss_collection, reduction, hinge, "logits"
+    )
 
 
 def log_loss(
@@ -232,13 +275,19 @@ def log_loss(
     loss_collection: Any = _ops.GraphKeys.LOSSES,
     reduction: str = Reduction.SUM_BY_NONZERO_WEIGHTS,
 ) -> Any:
-    _check_args(labels, predictions)
-    with _ops.name_scope(scope, "log_loss", [predictions, labels, weights]) as s:
-        labels, predictions = _float_pair(labels, predictions)
-        losses = -math_ops.multiply(
-            labels, math_ops.log(predictions + epsilon)
-        ) - math_ops.multiply((1 - labels), math_ops.log(1 - predictions + epsilon))
-        return compute_weighted_loss(losses, weights, s, loss_collection, reduction)
+    return _float_loss(
+        "log_loss",
+        labels,
+        predictions,
+        weights,
+        scope,
+        loss_collection,
+        reduction,
+        lambda y, p: (
+            -math_ops.multiply(y, math_ops.log(p + epsilon))
+            - math_ops.multiply((1 - y), math_ops.log(1 - p + epsilon))
+        ),
+    )
 
 
 def sigmoid_cross_entropy(
@@ -254,9 +303,7 @@ def sigmoid_cross_entropy(
     with _ops.name_scope(
         scope, "sigmoid_cross_entropy_loss", [logits, multi_class_labels, weights]
     ) as s:
-        logits = convert_to_tensor(logits)
-        labels = math_ops.cast(multi_class_labels, logits.dtype)
-        logits.shape.assert_is_compatible_with(labels.shape)
+        logits, labels = _logits_and_labels(logits, multi_class_labels)
         if label_smoothing > 0:
             labels = labels * (1 - label_smoothing) + 0.5 * label_smoothing
         losses = nn_ops.sigmoid_cross_entropy_with_logits(
@@ -278,9 +325,7 @@ def softmax_cross_entropy(
     with _ops.name_scope(
         scope, "softmax_cross_entropy_loss", [logits, onehot_labels, weights]
     ) as s:
-        logits = convert_to_tensor(logits)
-        labels = math_ops.cast(onehot_labels, logits.dtype)
-        logits.shape.assert_is_compatible_with(labels.shape)
+        logits, labels = _logits_and_labels(logits, onehot_labels)
         if label_smoothing > 0:
             num_classes = math_ops.cast(array_ops.shape(labels)[-1], logits.dtype)
             labels = labels * (1.0 - label_smoothing) + label_smoothing / num_classes
