@@ -18,6 +18,7 @@ import collections
 import contextlib
 import functools
 import itertools
+import os
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -35,6 +36,7 @@ from common.errors import (
     OutOfRangeError,
 )
 from common.ops.array_ops import shape_compatible, shape_str
+from common.ops.random.philox import PhiloxRandom, WordStream
 from common.ops.registry import KernelConstruction, OpKernelContext, register_kernel, register_op
 from common.resource_mgr import DEFAULT_CONTAINER, ResourceHandle, handle_of
 from common.tensor_shape import shape_string
@@ -47,7 +49,8 @@ Done = Callable[[Any, Any], None]  # the executor's async done(outputs, error)
 
 
 class _Attempt:
-    """A parked enqueue (`items` to add) or dequeue (`count` to take) with its callback."""
+    """A parked enqueue (`items` to add) or dequeue (`count` to take) with its callback.
+    A RandomShuffleQueue dequeue keeps in `items` the elements taken so far."""
 
     __slots__ = ("items", "count", "allow_smaller", "done", "finished", "cancel_hooks")
 
@@ -197,6 +200,8 @@ class Queue:
             for q in (self.enqueues, self.dequeues):
                 if attempt in q:
                     q.remove(attempt)
+                    if q is self.dequeues:  # a partly taken batch goes back
+                        self.elements.extend(attempt.items)
             attempt.finished = True
         _run([(attempt, None, error)])
 
@@ -231,14 +236,20 @@ class Queue:
                 self.enqueues.popleft()
                 a.finished = True
                 finished.append((a, [], None))
-            if self.dequeues:
+            # Dequeues in arrival order while they complete, then back to the enqueues
+            # (TF's FlushUnlocked): which elements a random dequeue can pick depends on it.
+            while self.dequeues:
                 a = self.dequeues[0]
+                before = len(self.elements)
                 result = self._try_dequeue(a)
-                if result is not None:
-                    self.dequeues.popleft()
-                    a.finished = True
-                    finished.append((a, *result))
-                    progress = True
+                if result is None:
+                    if len(self.elements) != before:  # took part of a batch: room to enqueue
+                        progress = True
+                    break
+                self.dequeues.popleft()
+                a.finished = True
+                finished.append((a, *result))
+                progress = True
         return finished
 
     def _try_dequeue(self, a: _Attempt) -> tuple[Any, Any] | None:
@@ -281,7 +292,13 @@ class PaddingFIFOQueue(Queue):
 
 
 class RandomShuffleQueue(Queue):
-    """Dequeues elements in random order, keeping min_after_dequeue until closed."""
+    """Dequeues elements in random order, keeping min_after_dequeue until closed, as
+    TensorFlow's random_shuffle_queue_op.cc does: each dequeued element is the one at
+    index word % size, where word is the next 32-bit output of a Philox generator seeded
+    once from (seed, seed2) (from the OS when both are 0), and the last element moves
+    into its place. A batch is taken one element at a time, whenever more than
+    min_after_dequeue elements are queued, so the same seeds and the same sequence of
+    enqueues and dequeues give TensorFlow's batches."""
 
     kind = "RandomShuffleQueue"
 
@@ -290,7 +307,9 @@ class RandomShuffleQueue(Queue):
         super().__init__(name, component_types, shapes, capacity)
         self.min_after_dequeue = min_after_dequeue
         self.seeds = (seed, seed2)
-        self.rng = np.random.default_rng([seed, seed2] if seed or seed2 else None)
+        if seed == 0 and seed2 == 0:
+            seed, seed2 = (int.from_bytes(os.urandom(8), "little") for _ in range(2))
+        self.words = WordStream(PhiloxRandom.from_seeds(seed, seed2))
 
     def check_matches(self, requested: Queue) -> None:
         super().check_matches(requested)
@@ -306,18 +325,44 @@ class RandomShuffleQueue(Queue):
                 f"seeds are {requested.seeds}."
             )
 
-    def can_take(self, n: int) -> bool:
-        need = n + (0 if self.closed else self.min_after_dequeue)
-        return len(self.elements) >= need
-
     def take(self, n: int) -> list[Element]:
         out = []
         for _ in range(n):
-            k = int(self.rng.integers(len(self.elements)))
-            self.elements.rotate(-k)
-            out.append(self.elements.popleft())
-            self.elements.rotate(k)
+            k = int(self.words.take(1)[0]) % len(self.elements)
+            out.append(self.elements[k])
+            self.elements[k] = self.elements[-1]
+            self.elements.pop()
         return out
+
+    def _try_dequeue(self, a: _Attempt) -> tuple[Any, Any] | None:
+        """TF's TryDequeue(Many): take what min_after_dequeue allows now and keep
+        waiting for the rest; once closed, a batch that cannot complete returns its
+        elements (last taken first) and fails, or, for DequeueUpTo, takes the rest."""
+        n = 1 if a.count < 0 else a.count
+        if n == 0:
+            return super()._try_dequeue(a)
+        target, size, remaining = n, len(self.elements), n - len(a.items)
+        if self.closed and size < remaining:
+            while a.items:
+                self.elements.append(a.items.pop())
+            if a.allow_smaller and self.elements:
+                target = len(self.elements)
+            elif a.allow_smaller and self.enqueues:
+                return None  # a pending enqueue may still add elements
+            else:
+                return None, OutOfRangeError(
+                    f"{self.kind} '{self.name}' is closed and has insufficient elements "
+                    f"(requested {remaining}, current size {size})"
+                )
+        available = len(self.elements) - (0 if self.closed else self.min_after_dequeue)
+        a.items.extend(self.take(max(0, min(available, target - len(a.items)))))
+        if len(a.items) < target:
+            return None
+        items, a.items = a.items, []
+        try:
+            return (list(items[0]) if a.count < 0 else self.batch(items)), None
+        except OpError as e:
+            return None, e
 
 
 def _run(finished: list[tuple[_Attempt, Any, Any]]) -> None:
