@@ -45,6 +45,7 @@ from protos import (
     tensorflow_server_pb2,
     worker_pb2,
 )
+from rpc import wire
 from rpc.worker_calls import WorkerCalls
 
 log = logging.getLogger(__name__)
@@ -265,16 +266,17 @@ class Master:
     def run_step(
         self,
         handle: str,
-        feeds: Sequence[tuple[str, tensor_pb2.TensorProto]],
+        feeds: Sequence[tuple[str, wire.Tensor]],
         fetches: Sequence[str],
         targets: Sequence[str],
         options: Any = None,
         partial_run_handle: str = "",
         request_id: int = 0,
         metadata: config_pb2.RunMetadata | None = None,
-    ) -> dict[str, tensor_pb2.TensorProto]:
+    ) -> dict[str, wire.Tensor]:
         """One step; {fetch name as requested: value}. Retries (same request_id) share it
-        (the step's trace, if asked for, goes to the first request's `metadata`)."""
+        (the step's trace, if asked for, goes to the first request's `metadata`). Feeds
+        and fetches may be views of the bytes they came in (wire.SplitTensor)."""
         if not request_id:
             return self._run_step(
                 handle, feeds, fetches, targets, options, partial_run_handle, metadata
@@ -302,13 +304,13 @@ class Master:
     def _run_step(
         self,
         handle: str,
-        feeds: Sequence[tuple[str, tensor_pb2.TensorProto]],
+        feeds: Sequence[tuple[str, wire.Tensor]],
         fetches: Sequence[str],
         targets: Sequence[str],
         options: Any,
         partial_run_handle: str,
         metadata: config_pb2.RunMetadata | None,
-    ) -> dict[str, tensor_pb2.TensorProto]:
+    ) -> dict[str, wire.Tensor]:
         """One step (a retry never gets here): counted and timed (common.metrics), and
         recorded by the monitor (a sample of untraced steps is traced for it)."""
         kind = "partial" if partial_run_handle else "run"
@@ -319,14 +321,16 @@ class Master:
             metrics.master_step(),
         ):
             session = self.session(handle)
-            feed_map: dict[str, tensor_pb2.TensorProto] = {}
+            feed_map: dict[str, wire.Tensor] = {}
             for name, value in feeds:
                 if name in feed_map:
                     raise InvalidArgumentError(f'Endpoint "{name}" fed more than once.')
                 feed_map[name] = value
             fetches = list(dict.fromkeys(fetches))  # a fetch listed twice runs once
             if partial_run_handle:
-                return session.partial_run(partial_run_handle, feed_map, fetches, options, metadata)
+                whole = {name: wire.whole(value) for name, value in feed_map.items()}
+                out = session.partial_run(partial_run_handle, whole, fetches, options, metadata)
+                return dict[str, wire.Tensor](out)
             return session.run(feed_map, fetches, targets, options, metadata)
 
     def _maybe_trace(

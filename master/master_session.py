@@ -63,6 +63,7 @@ from master.partition_runner import (
     new_id,
 )
 from protos import config_pb2, graph_pb2, tensor_pb2, worker_pb2
+from rpc import wire
 
 log = logging.getLogger(__name__)
 
@@ -304,12 +305,12 @@ class MasterSession:
     # -- steps -----------------------------------------------------------------------------
     def run(
         self,
-        feeds: dict[str, tensor_pb2.TensorProto],
+        feeds: dict[str, wire.Tensor],
         fetches: Sequence[str],
         targets: Sequence[str],
         options: Any = None,
         metadata: config_pb2.RunMetadata | None = None,
-    ) -> dict[str, tensor_pb2.TensorProto]:
+    ) -> dict[str, wire.Tensor]:
         """One step; {fetch endpoint: value}. When `options` ask for a trace or the
         partition graphs, they are added to `metadata`."""
         exec_opts = executor_opts(options, self.config)
@@ -407,7 +408,7 @@ class MasterSession:
             run_options,
             metadata,
         )
-        return [out[name] for name in options.fetch]
+        return [wire.whole(out[name]) for name in options.fetch]
 
     def release_callable(self, handle: int) -> None:
         with self._lock:

@@ -34,7 +34,8 @@ from common.errors import (
     as_op_error,
 )
 from common.executor.barrier import ExecutorBarrier
-from protos import config_pb2, graph_pb2, tensor_pb2, worker_pb2
+from protos import config_pb2, graph_pb2, worker_pb2
+from rpc import wire
 from rpc.worker_calls import WorkerCalls
 
 # A step without any deadline still needs one on its RPCs ("every wait has an exit").
@@ -46,6 +47,7 @@ _RUN_GRACE_S = 2.0
 _ABORT_GRACE_S = 5.0
 _ABORT_RESEND_S = 0.25
 _RECV_OPS = frozenset({"_Recv", "_HostRecv"})
+RUN_GRAPH_SEND_FIELD = worker_pb2.RunGraphRequest.SEND_FIELD_NUMBER
 
 
 # Set by master.service around a RunStep: registers a step's cancel function with the RPC,
@@ -137,12 +139,12 @@ class PartitionRunner:
         self,
         parts: Sequence[RegisteredPartition],
         step_id: int,
-        feeds: dict[str, tensor_pb2.TensorProto],
+        feeds: dict[str, wire.Tensor],
         timeout_s: float | None,
         cleanup_tasks: Sequence[str],
         exec_opts: worker_pb2.ExecutorOpts | None = None,
         metadata: config_pb2.RunMetadata | None = None,
-    ) -> dict[str, tensor_pb2.TensorProto]:
+    ) -> dict[str, wire.Tensor]:
         """RunGraph on every partition; {fetch endpoint: value}. Always cleans up (in the
         background: see WorkerCalls.cleanup_async). `exec_opts` goes on every RunGraph;
         the workers' step_stats and partition graphs are then appended to `metadata`."""
@@ -158,7 +160,7 @@ class PartitionRunner:
         self,
         parts: Sequence[RegisteredPartition],
         step_id: int,
-        feeds: dict[str, tensor_pb2.TensorProto],
+        feeds: dict[str, wire.Tensor],
         timeout_s: float | None,
         cleanup_tasks: Sequence[str],
         exec_opts: worker_pb2.ExecutorOpts | None,
@@ -200,7 +202,7 @@ class PartitionRunner:
         self,
         parts: Sequence[RegisteredPartition],
         step_id: int,
-        feeds: dict[str, tensor_pb2.TensorProto],
+        feeds: dict[str, wire.Tensor],
         budget: float,
         deadline: float,
         cleanup_tasks: Sequence[str],
@@ -221,6 +223,7 @@ class PartitionRunner:
                 "RunGraph",
                 self._run_request(part, step_id, feeds, exec_opts),
                 timeout=budget,
+                split=True,
             )
             self._track(part, future, futures, waiter)
         if inline >= 0:
@@ -231,6 +234,7 @@ class PartitionRunner:
                 self._run_request(part, step_id, feeds, exec_opts),
                 timeout=budget,
                 inline=True,
+                split=True,
             )
             self._track(part, future, futures, waiter)
         woke = waiter.wake.wait(max(0.0, deadline - time.monotonic()) + _RUN_GRACE_S)
@@ -286,9 +290,11 @@ class PartitionRunner:
         self,
         part: RegisteredPartition,
         step_id: int,
-        feeds: dict[str, tensor_pb2.TensorProto],
+        feeds: dict[str, wire.Tensor],
         exec_opts: worker_pb2.ExecutorOpts | None = None,
-    ) -> worker_pb2.RunGraphRequest:
+    ) -> worker_pb2.RunGraphRequest | wire.PartsMessage:
+        """The partition's RunGraphRequest; feeds kept as views of the client's request
+        (wire.SplitTensor) are not copied into it but ride along as parts."""
         request = worker_pb2.RunGraphRequest(
             session_handle=self.session_handle,
             create_worker_session_called=True,
@@ -297,12 +303,18 @@ class PartitionRunner:
             store_errors_in_response_body=True,
             request_id=new_id(),
         )
+        split: list[tuple[str, wire.SplitTensor]] = []
         for endpoint, key in part.plan.feed_keys.items():
-            named = request.send.add(name=key)
-            named.tensor.CopyFrom(feeds[endpoint])
+            value = feeds[endpoint]
+            if isinstance(value, wire.SplitTensor):
+                split.append((key, value))
+            else:
+                request.send.add(name=key).tensor.CopyFrom(value)
         request.recv_key.extend(part.plan.fetch_keys.values())
         if exec_opts is not None:
             request.exec_opts.CopyFrom(exec_opts)
+        if split:
+            return wire.PartsMessage(request, RUN_GRAPH_SEND_FIELD, split)
         return request
 
     def _error_of(self, task: str, future: Any) -> OpError | None:
@@ -319,7 +331,7 @@ class PartitionRunner:
     def _fetches(futures: list[tuple[RegisteredPartition, Any]]) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for part, future in futures:
-            received = {named.name: named.tensor for named in future.result().recv}
+            received = wire.named_tensors(future.result())
             for endpoint, key in part.plan.fetch_keys.items():
                 if key not in received:
                     raise AbortedError(

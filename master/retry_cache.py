@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from common.errors import InvalidArgumentError
-from protos import tensor_pb2
+from rpc import wire
 
 # Remembered answers (the newest ones); a retry arrives within seconds of its first copy.
 DEFAULT_ENTRIES = 256
@@ -33,7 +33,7 @@ Key = tuple[str, int]
 
 
 def fingerprint(
-    feeds: Sequence[tuple[str, tensor_pb2.TensorProto]],
+    feeds: Sequence[tuple[str, wire.Tensor]],
     fetches: Sequence[str],
     targets: Sequence[str],
     options: Any,
@@ -55,11 +55,13 @@ def fingerprint(
     put(options.SerializeToString(deterministic=True) if options is not None else b"")
     for name, tensor in feeds:
         put("x:" + name)
-        if tensor.ByteSize() <= _HASHED_FEED_BYTES:
-            put(tensor.SerializeToString(deterministic=True))
-        else:
+        if tensor.ByteSize() > _HASHED_FEED_BYTES:
             put(tensor.tensor_shape.SerializeToString(deterministic=True))
             put(f"{tensor.dtype}:{tensor.ByteSize()}")
+        elif isinstance(tensor, wire.SplitTensor):  # as serialized: header, then content
+            put(b"".join(memoryview(p).cast("B") for p in tensor.parts()))
+        else:
+            put(tensor.SerializeToString(deterministic=True))
     return h.digest()
 
 

@@ -164,6 +164,10 @@ class MasterServer:
             )
             # Reset is an admin action: only over gRPC, where the admin token is checked.
             handlers.pop(local_rpc.MASTER_METHOD_IDS["Reset"], None)
+            # Large feeds and fetches pass through as views, not copies (rpc.wire).
+            handlers[local_rpc.MASTER_METHOD_IDS["RunStep"]] = local_rpc.parts_handler(
+                self._servicer.RunStepSplit
+            )
             self._local = local_rpc.LocalServer(handlers, "master")
             self._local_endpoint = self._local.endpoint()
         if self._in_task is None:

@@ -33,8 +33,11 @@ from master.master import Master
 from master.partition_runner import STEP_CALL
 from protos import master_pb2
 from rpc import status as rpc_status
+from rpc import wire
 from rpc.admission import Slots
 
+_FEED_FIELD = master_pb2.RunStepRequest.FEED_FIELD_NUMBER
+_TENSOR_FIELD = master_pb2.RunStepResponse.TENSOR_FIELD_NUMBER
 # Steps running at once (gRPC and socket calls together); more are UNAVAILABLE at once.
 DEFAULT_MAX_STEPS = 80
 
@@ -101,14 +104,30 @@ class MasterServicer:
 
     def RunStep(
         self, request: master_pb2.RunStepRequest, context: grpc.ServicerContext
-    ) -> master_pb2.RunStepResponse:
+    ) -> master_pb2.RunStepResponse | wire.PartsMessage:
+        return self._run_step(request, [(f.name, f.tensor) for f in request.feed], context)
+
+    def RunStepSplit(self, payload: Any, context: Any) -> Any:
+        """RunStep from its serialized request (the same-host socket): large feeds stay
+        views of `payload` on their way to the workers, not copies (rpc.wire)."""
+        request, feeds = wire.split_named_tensors(master_pb2.RunStepRequest, payload, _FEED_FIELD)
+        return self._run_step(request, feeds, context)
+
+    def _run_step(
+        self,
+        request: master_pb2.RunStepRequest,
+        feeds: list[tuple[str, wire.Tensor]],
+        context: Any,
+    ) -> master_pb2.RunStepResponse | wire.PartsMessage:
+        """The RunStepResponse; with large fetched values (views of what the workers
+        sent: rpc.wire), a PartsMessage that frames them without a copy."""
         response = master_pb2.RunStepResponse()
         response.metadata.SetInParent()
         try:
             with self.steps.admit(f"session {request.session_handle}"), _cancel_on_end(context):
                 values = self.master.run_step(
                     request.session_handle,
-                    [(f.name, f.tensor) for f in request.feed],
+                    feeds,
                     list(request.fetch),
                     list(request.target),
                     request.options if request.HasField("options") else None,
@@ -125,9 +144,13 @@ class MasterServicer:
             return response
         # TensorFlow's master answers sorted by name, a fetch listed twice twice.
         listed = collections.Counter(request.fetch)
-        for name in sorted(values):
-            for _ in range(listed.get(name, 1)):
-                response.tensor.add(name=name).tensor.CopyFrom(values[name])
+        fetched = [
+            (name, values[name]) for name in sorted(values) for _ in range(listed[name] or 1)
+        ]
+        if any(isinstance(value, wire.SplitTensor) for _, value in fetched):
+            return wire.PartsMessage(response, _TENSOR_FIELD, fetched)
+        for name, value in fetched:
+            response.tensor.add(name=name).tensor.CopyFrom(wire.whole(value))
         return response
 
     def CloseSession(

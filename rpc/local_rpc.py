@@ -70,7 +70,7 @@ from common.errors import (
     from_code,
     truncate,
 )
-from rpc import shm
+from rpc import shm, wire
 from rpc.service_paths import MASTER_METHODS, MethodTable
 
 log = logging.getLogger(__name__)
@@ -111,6 +111,8 @@ _DIR = re.compile(rf"{re.escape(_DIR_PREFIX)}(\d+)-[0-9a-f]{{16}}")
 Reply = Callable[..., None]
 _JOIN_BELOW = 64 << 10  # smaller answers go out in one send
 _COUNT = struct.Struct("<I")
+# A request: bytes-like, or a list of bytes-like parts sent one after another (rpc.wire).
+Payload = Any
 # handler(payload, timeout_s or None, reply): runs on the connection's thread.
 Handler = Callable[[memoryview, "float | None", Reply], None]
 
@@ -298,15 +300,24 @@ class LocalServer:
             reply(int(error.code), truncate(error.message).encode())
 
 
-def _send_request(conn: socket.socket, method: int, payload: bytes, timeout: float | None) -> None:
+def _send_request(
+    conn: socket.socket, method: int, payload: Payload, timeout: float | None
+) -> None:
     """One request frame; a large payload is sent as it is, never copied into the frame
-    (a 1 GB feed would cost the sender another 1 GB)."""
-    head = _REQUEST.pack(len(payload) + 9, method, timeout or 0.0)
-    if len(payload) < _JOIN_BELOW:
-        conn.sendall(head + payload)
+    (a 1 GB feed would cost the sender another 1 GB), a list of parts part by part."""
+    views = [memoryview(p).cast("B") for p in _parts(payload)]
+    total = sum(v.nbytes for v in views)
+    head = _REQUEST.pack(total + 9, method, timeout or 0.0)
+    if total < _JOIN_BELOW:
+        conn.sendall(b"".join([head, *views]))
     else:
         conn.sendall(head)
-        conn.sendall(payload)
+        for v in views:
+            conn.sendall(v)
+
+
+def _parts(payload: Payload) -> list[Any]:
+    return payload if isinstance(payload, list) else [payload]
 
 
 def _set_send_buffer(sock: socket.socket) -> None:
@@ -392,12 +403,15 @@ class InProcessCall:
     _RUN_IN_FINISH = frozenset({RUN_GRAPH})
 
     def __init__(
-        self, server: LocalServer, peer: str, method: int, payload: bytes, timeout: float | None
+        self, server: LocalServer, peer: str, method: int, payload: Payload, timeout: float | None
     ) -> None:
         self._server = server
         self._peer = peer
         self._method = method
-        self._payload = memoryview(payload)
+        parts = _parts(payload)
+        self._payload = memoryview(
+            parts[0] if len(parts) == 1 else b"".join(memoryview(p).cast("B") for p in parts)
+        )
         self._timeout = timeout
         self._done = threading.Event()
         self._answer: tuple[int, bytes] | None = None
@@ -465,7 +479,7 @@ class LocalClient:
         self._closed = False
 
     def start(
-        self, method: int, payload: bytes, timeout: float | None
+        self, method: int, payload: Payload, timeout: float | None
     ) -> LocalCall | InProcessCall:
         """Send the request now (on this thread); raises ConnectionError if the socket
         does not connect (the caller then asks for the endpoint again or uses gRPC). A
@@ -560,7 +574,7 @@ class LocalPeers:
             c.close()
 
     def start(
-        self, task: str, method: int, payload: bytes, timeout: float | None
+        self, task: str, method: int, payload: Payload, timeout: float | None
     ) -> LocalCall | InProcessCall | None:
         """Start a call on the task's socket; None when the task must be reached over
         gRPC (not local, or its socket is gone)."""
@@ -645,6 +659,26 @@ def _run_unary(
         reply(aborted.code, aborted.details.encode())
         return
     reply(0, response.SerializeToString())
+
+
+def parts_handler(behaviour: Callable[[memoryview, Any], Any]) -> Handler:
+    """A socket handler running `behaviour(payload, context)` on the request's bytes, whose
+    answer (a message or a wire.PartsMessage) is sent as parts, without joining them."""
+    return functools.partial(_run_parts, behaviour)
+
+
+def _run_parts(
+    behaviour: Callable[[memoryview, Any], Any],
+    payload: memoryview,
+    timeout: float | None,
+    reply: Reply,
+) -> None:
+    try:
+        response = behaviour(payload, _LocalContext(timeout))
+    except _Aborted as aborted:
+        reply(aborted.code, aborted.details.encode())
+        return
+    reply(0, *wire.serialized_parts(response))
 
 
 class UnaryStub:

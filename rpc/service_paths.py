@@ -21,6 +21,7 @@ from google.protobuf.descriptor import ServiceDescriptor
 from google.protobuf.message import Message
 
 from protos import master_pb2, master_service_pb2, worker_pb2, worker_service_pb2
+from rpc import wire
 
 # Primary name first: stubs call it, servers answer it and the alias.
 MASTER_SERVICE_NAMES = ("tensorflow.MasterService", "dataflow.MasterService")
@@ -62,14 +63,14 @@ def generic_handler(
     servicer lacks are left out, so gRPC answers them with UNIMPLEMENTED.
     """
     handlers = {}
-    for name, (request_cls, response_cls) in method_table.items():
+    for name, (request_cls, _) in method_table.items():
         behaviour = getattr(servicer, name, None)
         if behaviour is None:
             continue
         handlers[name] = grpc.unary_unary_rpc_method_handler(
             _refusing_malformed(behaviour, request_cls),
             request_deserializer=_lenient_parser(request_cls),
-            response_serializer=response_cls.SerializeToString,
+            response_serializer=wire.serialize,  # a message, or a wire.PartsMessage
         )
     return grpc.method_handlers_generic_handler(service_name, handlers)
 

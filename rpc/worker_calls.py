@@ -18,11 +18,13 @@ from google.protobuf.message import Message
 
 from common.errors import AbortedError, OpError, from_code
 from protos import worker_pb2
-from rpc import call_pool, local_rpc
+from rpc import call_pool, local_rpc, wire
 from rpc import status as rpc_status
-from rpc.service_paths import WorkerStub
+from rpc.service_paths import WORKER_METHODS, WorkerStub, method_path
 from rpc.step_cleaner import StepCleaner
 from rpc.worker_cache import WorkerCache
+
+_RECV_FIELD = worker_pb2.RunGraphResponse.RECV_FIELD_NUMBER
 
 
 class WorkerCalls:
@@ -49,29 +51,48 @@ class WorkerCalls:
         self,
         task: str,
         method: str,
-        request: Message,
+        request: Message | wire.PartsMessage,
         timeout: float | None = None,
         wait_for_ready: bool = False,
         inline: bool = False,
+        split: bool = False,
     ) -> concurrent.futures.Future:
         """The call as a future: a blocking call on a pooled thread (see the docstring),
         or with `inline` on this thread (the future is done when this returns). RunGraph
-        to a worker on this host goes over its local socket (rpc.local_rpc)."""
+        to a worker on this host goes over its local socket (rpc.local_rpc). A RunGraph
+        request may be a wire.PartsMessage; with `split`, its response's large fetched
+        tensors stay views of the bytes received (a wire.SplitResponse)."""
         local = None
         if method == "RunGraph" and not wait_for_ready:
+            payload = (
+                request.parts()
+                if isinstance(request, wire.PartsMessage)
+                else request.SerializeToString()
+            )
             local = self._local.start(
-                task, local_rpc.RUN_GRAPH, request.SerializeToString(), timeout or self.rpc_timeout
+                task, local_rpc.RUN_GRAPH, payload, timeout or self.rpc_timeout
             )
         if local is not None:
 
             def call() -> Any:
-                return local_rpc.parse(worker_pb2.RunGraphResponse, local.finish())
+                body = local.finish()
+                if not split:
+                    return local_rpc.parse(worker_pb2.RunGraphResponse, body)
+                return wire.SplitResponse(
+                    *wire.split_named_tensors(worker_pb2.RunGraphResponse, body, _RECV_FIELD)
+                )
         else:
-            multicallable = getattr(self.stub(task), method)
+            sent: Message | bytes
+            if isinstance(request, wire.PartsMessage):  # gRPC takes it joined, once
+                multicallable = self._raw(task, method)
+                sent = request.join()
+            else:
+                multicallable = getattr(self.stub(task), method)
+                sent = request
 
             def call() -> Any:
                 return multicallable(
-                    request, timeout=timeout or self.rpc_timeout, wait_for_ready=wait_for_ready
+                    sent, timeout=timeout or self.rpc_timeout, wait_for_ready=wait_for_ready
                 )
 
         if not inline:
@@ -83,6 +104,15 @@ class WorkerCalls:
         except Exception as exc:  # noqa: BLE001  (the future carries every failure)
             future.set_exception(exc)
         return future
+
+    def _raw(self, task: str, method: str) -> Any:
+        """`method` on the task's channel taking the serialized request."""
+        stub = self.stub(task)
+        _, response_cls = WORKER_METHODS[method]
+        return self.cache.channel(task).unary_unary(
+            method_path(stub.service_name, method),
+            response_deserializer=response_cls.FromString,
+        )
 
     @staticmethod
     def result(task: str, method: str, future: Any) -> Any:
