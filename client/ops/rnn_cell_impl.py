@@ -141,6 +141,20 @@ def _input_depth(inputs_shape: Any, cls: str) -> int:
     return int(inputs_shape[-1])
 
 
+def _linear(inputs: Any, state: Any, kernel: Any, bias: Any) -> Any:
+    """A cell's gate inputs: bias_add(matmul(concat([inputs, state], 1), kernel), bias)."""
+    return nn_ops.bias_add(math_ops.matmul(array_ops.concat([inputs, state], 1), kernel), bias)
+
+
+def _add_kernel_and_bias(
+    cell: RNNCell, kernel_shape: list[int], bias_shape: list[int], initializer: Any = None
+) -> tuple[Any, Any]:
+    """The cell's "kernel" (by `initializer`) and its "bias", which starts at zeros."""
+    kernel = cell.add_weight(_WEIGHTS, kernel_shape, initializer=initializer)
+    zeros = init_ops.zeros_initializer(dtype=cell.dtype)
+    return kernel, cell.add_weight(_BIAS, bias_shape, initializer=zeros)
+
+
 class BasicRNNCell(RNNCell):
     def __init__(
         self,
@@ -160,15 +174,11 @@ class BasicRNNCell(RNNCell):
 
     def build(self, inputs_shape: Any) -> None:
         depth = _input_depth(inputs_shape, "BasicRNNCell")
-        self._kernel = self.add_weight(_WEIGHTS, [depth + self._num_units, self._num_units])
-        self._bias = self.add_weight(
-            _BIAS, [self._num_units], initializer=init_ops.zeros_initializer(dtype=self.dtype)
-        )
+        n = self._num_units
+        self._kernel, self._bias = _add_kernel_and_bias(self, [depth + n, n], [n])
 
     def call(self, inputs: Any, state: Any) -> Any:
-        gate_inputs = math_ops.matmul(array_ops.concat([inputs, state], 1), self._kernel)
-        gate_inputs = nn_ops.bias_add(gate_inputs, self._bias)
-        output = self._activation(gate_inputs)
+        output = self._activation(_linear(inputs, state, self._kernel, self._bias))
         return output, output
 
 
@@ -215,13 +225,10 @@ class GRUCell(RNNCell):
         )
 
     def call(self, inputs: Any, state: Any) -> Any:
-        gate_inputs = math_ops.matmul(array_ops.concat([inputs, state], 1), self._gate_kernel)
-        gate_inputs = nn_ops.bias_add(gate_inputs, self._gate_bias)
-        value = math_ops.sigmoid(gate_inputs)
+        value = math_ops.sigmoid(_linear(inputs, state, self._gate_kernel, self._gate_bias))
         r, u = array_ops.split(value=value, num_or_size_splits=2, axis=1)
         r_state = r * state
-        candidate = math_ops.matmul(array_ops.concat([inputs, r_state], 1), self._candidate_kernel)
-        candidate = nn_ops.bias_add(candidate, self._candidate_bias)
+        candidate = _linear(inputs, r_state, self._candidate_kernel, self._candidate_bias)
         c = self._activation(candidate)
         new_h = u * state + (1 - u) * c
         return new_h, new_h
@@ -255,10 +262,7 @@ class BasicLSTMCell(RNNCell):
     def build(self, inputs_shape: Any) -> None:
         depth = _input_depth(inputs_shape, "BasicLSTMCell")
         n = self._num_units
-        self._kernel = self.add_weight(_WEIGHTS, [depth + n, 4 * n])
-        self._bias = self.add_weight(
-            _BIAS, [4 * n], initializer=init_ops.zeros_initializer(dtype=self.dtype)
-        )
+        self._kernel, self._bias = _add_kernel_and_bias(self, [depth + n, 4 * n], [4 * n])
 
     def call(self, inputs: Any, state: Any) -> Any:
         one = constant(1, dtype=dtypes.int32)
@@ -266,8 +270,7 @@ class BasicLSTMCell(RNNCell):
             c, h = state
         else:
             c, h = array_ops.split(value=state, num_or_size_splits=2, axis=one)
-        gate_inputs = math_ops.matmul(array_ops.concat([inputs, h], 1), self._kernel)
-        gate_inputs = nn_ops.bias_add(gate_inputs, self._bias)
+        gate_inputs = _linear(inputs, h, self._kernel, self._bias)
         i, j, f, o = array_ops.split(value=gate_inputs, num_or_size_splits=4, axis=one)
         forget_bias = constant(self._forget_bias, dtype=f.dtype)
         sigmoid, add, multiply = math_ops.sigmoid, math_ops.add, math_ops.multiply
@@ -325,11 +328,8 @@ class LSTMCell(RNNCell):
         depth = _input_depth(inputs_shape, "LSTMCell")
         n = self._num_units
         h_depth = self._num_proj or n
-        self._kernel = self.add_weight(
-            _WEIGHTS, [depth + h_depth, 4 * n], initializer=self._initializer
-        )
-        self._bias = self.add_weight(
-            _BIAS, [4 * n], initializer=init_ops.zeros_initializer(dtype=self.dtype)
+        self._kernel, self._bias = _add_kernel_and_bias(
+            self, [depth + h_depth, 4 * n], [4 * n], self._initializer
         )
         if self._use_peepholes:
             self._w_f_diag = self.add_weight("w_f_diag", [n], initializer=self._initializer)
@@ -349,8 +349,7 @@ class LSTMCell(RNNCell):
         else:
             c_prev = array_ops.slice(state, [0, 0], [-1, n])
             m_prev = array_ops.slice(state, [0, n], [-1, num_proj])
-        lstm_matrix = math_ops.matmul(array_ops.concat([inputs, m_prev], 1), self._kernel)
-        lstm_matrix = nn_ops.bias_add(lstm_matrix, self._bias)
+        lstm_matrix = _linear(inputs, m_prev, self._kernel, self._bias)
         i, j, f, o = array_ops.split(value=lstm_matrix, num_or_size_splits=4, axis=1)
         if self._use_peepholes:
             c = sigmoid(f + self._forget_bias + self._w_f_diag * c_prev) * c_prev + sigmoid(
