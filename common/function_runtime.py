@@ -37,10 +37,11 @@ from common.errors import (
 )
 from common.executor import CallFrame, Executor, StepState
 from common.executor.barrier import ExecutorBarrier
+from common.executor.step import FunctionRunner
 from common.graph.constructor import convert_graph_def_to_graph, import_graph_def
 from common.graph.graph import Graph
 from common.ops.op_def_util import _add_arg_types, default_proto
-from common.ops.registry import DEAD
+from common.ops.registry import DEAD, OpKernelContext
 from common.rendezvous import LocalRendezvous
 from protos import graph_pb2, node_def_pb2
 
@@ -490,3 +491,23 @@ def call_node_def(name: str, op: str, inputs: Sequence[str], attrs: Mapping[str,
     for k, v in attrs.items():
         nd.attr[k].CopyFrom(attr_value.to_proto(v))
     return nd
+
+
+class LazyRuntime:
+    """The function runtime a kernel's calls use (functional ops, dataset functions): its
+    step's, else one built on first use over the kernel's library (a step that carries
+    none). Thread-safe."""
+
+    def __init__(self, flib: Any) -> None:
+        self.flib = flib
+        self._lock = threading.Lock()
+        self._runtime: FunctionRuntime | None = None
+
+    def get(self, ctx: OpKernelContext) -> FunctionRunner:
+        runtime = ctx.step.function_runtime
+        if runtime is not None:
+            return runtime
+        with self._lock:
+            if self._runtime is None:
+                self._runtime = FunctionRuntime(self.flib)
+            return self._runtime

@@ -102,26 +102,6 @@ Call = tuple[str, dict, list]  # (function name, attrs, args)
 Calls = Generator[Call, list, list]
 
 
-class _LocalRuntime:
-    """The runtime of kernels whose step has none: built once per kernel, on demand."""
-
-    def __init__(self, flib: Any) -> None:
-        self.flib = flib
-        self._lock = threading.Lock()
-        self._runtime: Any = None
-
-    def get(self, ctx: OpKernelContext) -> Any:
-        runtime = ctx.step.function_runtime
-        if runtime is not None:
-            return runtime
-        with self._lock:
-            if self._runtime is None:
-                from common.function_runtime import FunctionRuntime
-
-                self._runtime = FunctionRuntime(self.flib)
-            return self._runtime
-
-
 def _drive(calls: Calls, runtime: Any, ctx: OpKernelContext, done: Any) -> None:
     """Run the function calls `calls` yields, one after another, sending each call's
     outputs back in; the generator's return value is the kernel's outputs. A call that
@@ -172,7 +152,9 @@ def _call(runtime: Any, call: Call, ctx: OpKernelContext, later: Any) -> tuple |
 
 def _async_kernel(kc: KernelConstruction, body: Any) -> ComputeFn:
     """An async compute running the generator `body(ctx, inputs)` through `_drive`."""
-    local = _LocalRuntime(kc.flib)
+    from common.function_runtime import LazyRuntime  # it imports the kernel registry
+
+    local = LazyRuntime(kc.flib)
 
     def compute(ctx: OpKernelContext, inputs: list, done: Any) -> None:
         _drive(body(ctx, inputs), local.get(ctx), ctx, done)

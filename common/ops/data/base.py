@@ -243,27 +243,6 @@ def _as_array(value: Any, dt: DataType) -> np.ndarray:
 # ---------------------------------------------------------------------------------------
 
 
-class LazyRuntime:
-    """The function runtime a dataset op's functions use: the creating step's, else one
-    built on demand over the kernel's library (steps that carry no runtime)."""
-
-    def __init__(self, flib: Any) -> None:
-        self.flib = flib
-        self._lock = threading.Lock()
-        self._runtime: Any = None
-
-    def get(self, ctx: OpKernelContext) -> Any:
-        runtime = ctx.step.function_runtime
-        if runtime is not None:
-            return runtime
-        with self._lock:
-            if self._runtime is None:
-                from common.function_runtime import FunctionRuntime
-
-                self._runtime = FunctionRuntime(self.flib)
-            return self._runtime
-
-
 @dataclasses.dataclass(frozen=True)
 class CapturedFunction:
     """A library function with the tensors it captured (`other_arguments`), callable on
@@ -285,6 +264,8 @@ def function_factory(k: KernelConstruction, attr: str) -> Callable[[OpKernelCont
     """For a dataset op with func attr `attr`: make(ctx, other_arguments) -> the function."""
     f = k.attr(attr)
     name, attrs = (f, {}) if isinstance(f, str) else (f.name, dict(f.attrs))
+    from common.function_runtime import LazyRuntime  # it imports the kernel registry
+
     runtimes = LazyRuntime(k.flib)
 
     def make(ctx: OpKernelContext, captured: list) -> CapturedFunction:

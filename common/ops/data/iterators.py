@@ -39,7 +39,6 @@ from common.ops.data.base import (
     DatasetIterator,
     Element,
     IteratorContext,
-    LazyRuntime,
     ResourceDeleter,
     Shape,
     dataset_of,
@@ -258,6 +257,8 @@ def _one_shot_iterator(k: KernelConstruction) -> Any:
     fname, fattrs = (
         (factory, {}) if isinstance(factory, str) else (factory.name, dict(factory.attrs))
     )
+    from common.function_runtime import LazyRuntime  # it imports the kernel registry
+
     runtimes = LazyRuntime(k.flib)
 
     owners: list[Any] = []  # the name's owner, kept while the kernel lives
