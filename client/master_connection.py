@@ -11,7 +11,9 @@ the master runs on this host, sends every later call over the master's Unix sock
 the same messages, without grpcio's thread hand-offs (about 0.4 ms of a ~1 ms step
 here). A master on another host, a TensorFlow master, `local=False` or
 FLOWRT_LOCAL_RPC=0 mean gRPC throughout; a socket that stops connecting (the master
-restarted) means gRPC from then on. Safe from any thread.
+restarted) means gRPC from then on. The gRPC channel's keepalives suit the master
+(rpc.peer_pings: 2 s pings to ours, gentle ones to a TensorFlow master). Safe from any
+thread.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from common import credentials
 from common.credentials import Credentials
 from common.errors import UnavailableError
 from rpc import auth, local_rpc
-from rpc.channels import GRPC_OPTIONS
+from rpc.channels import GRPC_OPTIONS, for_peer
+from rpc.peer_pings import PeerChannel
 from rpc.service_paths import MASTER_METHODS, master_stub
 from rpc.status import from_rpc_error
 
@@ -49,7 +52,12 @@ class MasterConnection:
         self.connect_timeout_s = connect_timeout_s or CONNECT_TIMEOUT_S
         self.peer = f"grpc://{address}"
         self.credentials = credentials.load() if creds is None else creds
-        self.channel = auth.channel(address, GRPC_OPTIONS, self.credentials)
+        self.channel = PeerChannel(
+            address,
+            lambda permissive: auth.channel(
+                address, for_peer(GRPC_OPTIONS, permissive), self.credentials
+            ),
+        )
         self.stub = master_stub(self.channel)
         self._lock = threading.Lock()
         self._want_local = local

@@ -35,7 +35,7 @@ from master.monitor import Monitor
 from master.service import MasterServicer
 from master.task_prober import DEFAULT_INTERVAL as DEFAULT_PROBE_INTERVAL
 from master.task_prober import TaskProber
-from rpc import auth, local_rpc
+from rpc import auth, local_rpc, peer_pings
 from rpc.channels import GRPC_OPTIONS
 from rpc.service_paths import MASTER_METHODS, add_master_servicer
 
@@ -112,7 +112,7 @@ class MasterServer:
                 max_workers=MAX_RPC_THREADS, thread_name_prefix="flowrt-master-rpc"
             )
             self._server = auth.new_server(self._pool, GRPC_OPTIONS)
-            auth.add_health(self._server)
+            peer_pings.advertise(auth.add_health(self._server))
         self._servicer = MasterServicer(self.master)
         add_master_servicer(self._server, self._servicer)
         self._local: local_rpc.LocalServer | None = None

@@ -2,10 +2,11 @@
 
 `WorkerCache(cluster).channel(task)` / `.stub(task)` give the channel / WorkerService stub
 for a task named "/job:J/replica:0/task:T" (a full device name of the task works too).
-Channels are created on first use, insecure (TF's plaintext HTTP/2), with TensorFlow's
-2^31-1 message limits; callers pass a deadline on every call. The workers use it for
-RecvTensor between each other; the master for all its worker RPCs. `close()` closes every
-channel. Thread-safe: one lock guards the table.
+Channels are created on first use (rpc.auth: TLS and tokens when configured), with
+TensorFlow's 2^31-1 message limits, and keepalives that suit the peer (rpc.peer_pings: 2 s
+pings to our tasks, gentle ones to TensorFlow's); callers pass a deadline on every call.
+The workers use it for RecvTensor between each other; the master for all its worker RPCs.
+`close()` closes every channel. Thread-safe: one lock guards the table.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from common import device_name
 from common.cluster import ClusterSpec, task_name
 from common.errors import FailedPreconditionError, InvalidArgumentError, NotFoundError
 from rpc import auth
-from rpc.channels import GRPC_OPTIONS
+from rpc.channels import GRPC_OPTIONS, for_peer
+from rpc.peer_pings import PeerChannel
 from rpc.service_paths import WORKER_SERVICE_NAMES, WorkerStub, worker_stub
 
 
@@ -77,11 +79,17 @@ class WorkerCache:
             entry = self._channels.get(key)
             if entry is None or entry[0] != address:
                 stale = entry[1] if entry else None
-                entry = (address, auth.channel(address, self._options))
+                entry = (address, self._open(address))
                 self._channels[key] = entry
         if stale is not None:
             stale.close()
         return entry[1]
+
+    def _open(self, address: str) -> grpc.Channel:
+        options = self._options
+        return PeerChannel(
+            address, lambda permissive: auth.channel(address, for_peer(options, permissive))
+        )
 
     def stub(self, task: str, service_name: str = WORKER_SERVICE_NAMES[0]) -> WorkerStub:
         return worker_stub(self.channel(task), service_name)

@@ -18,7 +18,7 @@ import grpc
 
 from common import task_stats
 from common.cluster import ClusterSpec, split_address
-from rpc import auth, local_rpc
+from rpc import auth, local_rpc, peer_pings
 from rpc.channels import GRPC_OPTIONS
 from worker.graph_mgr import DEFAULT_STEP_TIMEOUT
 from worker.service import WorkerServicer, add_to_server
@@ -62,7 +62,7 @@ class WorkerServer:
             max_workers=MAX_RPC_THREADS, thread_name_prefix=f"flowrt-{job}{task}-rpc"
         )
         self._server = auth.new_server(self._pool, GRPC_OPTIONS)
-        auth.add_health(self._server)
+        peer_pings.advertise(auth.add_health(self._server))
         self._servicer = WorkerServicer(self.worker)
         add_to_server(self._server, self._servicer)
         # The master's monitor asks every task for its figures (common.task_stats).
