@@ -41,6 +41,7 @@ peer), on `cancel()` (the connection is shut down), or when the peer goes away
 
 from __future__ import annotations
 
+import contextvars
 import errno
 import functools
 import hmac
@@ -48,10 +49,12 @@ import logging
 import os
 import re
 import secrets
+import select
 import shutil
 import socket
 import struct
 import threading
+import time
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
@@ -136,6 +139,80 @@ def _recv_exactly(sock: socket.socket, n: int) -> bytearray:
             raise EOFError("connection closed")
         got += k
     return buf
+
+
+# -- callers that go away -----------------------------------------------------------------
+class _Hangups:
+    """Connections whose caller going away must be heard of while their handler runs (a
+    master's RunStep: the step is cancelled on every worker, as when a gRPC call ends):
+    one epoll thread per process, started at the first use, waits for their hang-ups."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._epoll: Any = None
+        self._callbacks: dict[int, list[Callable[[], None]]] = {}
+
+    def add(self, conn: socket.socket, callback: Callable[[], None]) -> bool:
+        with self._lock:
+            if self._epoll is None:
+                if not hasattr(select, "epoll"):
+                    return False
+                self._epoll = select.epoll()
+                threading.Thread(target=self._run, name="flowrt-local-hangups", daemon=True).start()
+            fd = conn.fileno()
+            callbacks = self._callbacks.get(fd)
+            if callbacks is not None:
+                callbacks.append(callback)
+                return True
+            self._callbacks[fd] = [callback]
+            try:
+                self._epoll.register(fd, select.EPOLLRDHUP | select.EPOLLHUP)
+            except OSError:
+                del self._callbacks[fd]
+                return False
+        return True
+
+    def discard(self, conn: socket.socket) -> None:
+        """The call ended: forget its callbacks (before the connection is closed, so its
+        descriptor cannot be reused while registered)."""
+        with self._lock:
+            self._forget(conn.fileno())
+
+    def _forget(self, fd: int) -> list[Callable[[], None]]:
+        callbacks = self._callbacks.pop(fd, None)
+        if callbacks is None:
+            return []
+        try:
+            self._epoll.unregister(fd)
+        except OSError:
+            pass
+        return callbacks
+
+    def _run(self) -> None:
+        while True:
+            for fd, _ in self._epoll.poll():
+                with self._lock:
+                    callbacks = self._forget(fd)
+                for callback in callbacks:
+                    try:
+                        callback()
+                    except Exception:  # noqa: BLE001  (one callback must not stop the rest)
+                        log.exception("a local call's hang-up callback failed")
+
+
+_hangups = _Hangups()
+# The connection whose call runs on this thread (LocalServer sets it around a handler).
+_CALLER: contextvars.ContextVar[socket.socket | None] = contextvars.ContextVar(
+    "flowrt_local_caller", default=None
+)
+
+
+def on_caller_gone(callback: Callable[[], None]) -> bool:
+    """From a socket handler, on its connection's thread: run `callback` (once, on another
+    thread) if the caller's connection closes before the handler returns. False when not
+    in such a handler (an in-process call) or the platform cannot watch it."""
+    conn = _CALLER.get()
+    return conn is not None and _hangups.add(conn, callback)
 
 
 # -- server -------------------------------------------------------------------------------
@@ -284,7 +361,12 @@ class LocalServer:
                 except OSError:
                     pass  # the caller went away (cancelled, timed out, died)
 
-        self.invoke(method, body, timeout, reply)
+        token = _CALLER.set(conn)
+        try:
+            self.invoke(method, body, timeout, reply)
+        finally:
+            _CALLER.reset(token)
+            _hangups.discard(conn)
 
     def invoke(self, method: int, body: memoryview, timeout: float | None, reply: Reply) -> None:
         """Run `method`'s handler; any failure answers the caller through `reply`."""
@@ -624,15 +706,21 @@ class _LocalContext:
 
     def __init__(self, timeout: float | None) -> None:
         self.timeout = timeout
+        self._deadline = None if timeout is None else time.monotonic() + timeout
 
     def abort(self, code: grpc.StatusCode, details: str) -> None:
         raise _Aborted(code, details)
 
     def time_remaining(self) -> float | None:
-        return self.timeout
+        return None if self._deadline is None else max(0.0, self._deadline - time.monotonic())
 
     def is_active(self) -> bool:
         return True
+
+    def add_callback(self, callback: Callable[[], None]) -> bool:
+        """As gRPC's: `callback` runs if the caller goes away (its connection closes:
+        it cancelled, its deadline passed, it died) before the call ends."""
+        return on_caller_gone(callback)
 
 
 def unary_handlers(servicer: Any, table: MethodTable, base: int) -> dict[int, Handler]:
