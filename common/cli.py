@@ -18,7 +18,7 @@ from typing import Any, Protocol
 from wsgiref.simple_server import WSGIServer
 
 from common import credentials, file_access, memory, metrics, op_policy
-from common.errors import OpError
+from common.errors import InvalidArgumentError, OpError
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 # SIGHUP too: a closed terminal (or a launcher passing it on) stops a task cleanly.
@@ -149,6 +149,12 @@ def add_security_flags(p: argparse.ArgumentParser) -> None:
         "token, required on every call (env FLOWRT_AUTH_TOKEN[_FILE])",
     )
     g.add_argument(
+        "--client-token-file",
+        default=None,
+        help="file holding the client token: opens "
+        "MasterService only, never a worker (env FLOWRT_CLIENT_TOKEN[_FILE])",
+    )
+    g.add_argument(
         "--admin-token-file",
         default=None,
         help="file holding the admin token "
@@ -157,10 +163,21 @@ def add_security_flags(p: argparse.ArgumentParser) -> None:
 
 
 def credentials_from(args: argparse.Namespace) -> credentials.Credentials:
-    """The process's Credentials from the security flags (InvalidArgument if unreadable)."""
-    return credentials.load(
-        args.tls_cert, args.tls_key, args.tls_ca, args.auth_token_file, args.admin_token_file
+    """A task's Credentials from the security flags (InvalidArgument if unreadable, or a
+    client token without the cluster token the task's peers need)."""
+    creds = credentials.load(
+        args.tls_cert,
+        args.tls_key,
+        args.tls_ca,
+        args.auth_token_file,
+        args.admin_token_file,
+        client_token_file=args.client_token_file,
     )
+    if creds.client_token is not None and creds.token is None:
+        raise InvalidArgumentError(
+            "--client-token-file needs the cluster token (--auth-token-file)"
+        )
+    return creds
 
 
 def apply_limit_flags(args: argparse.Namespace, log: logging.Logger) -> None:

@@ -2,11 +2,14 @@
 closed cluster needs: a self-signed CA, a certificate and key per task of the cluster file
 (the master, each job's tasks) and one for clients, each valid for its host name or IP,
 localhost and 127.0.0.1, for both server and client authentication (mutual TLS), plus the
-shared token and the admin token files. Keys and tokens are written mode 0600.
+shared (cluster) token, the client token and the admin token files. Keys and tokens are
+written mode 0600.
 
 Files in DIR: ca.pem, ca.key, master.pem/.key, <job><index>.pem/.key, client.pem/.key,
-token, admin_token. Then start every task with --tls-cert DIR/<task>.pem --tls-key
-DIR/<task>.key --tls-ca DIR/ca.pem --auth-token-file DIR/token (see README, Security).
+token, client_token, admin_token. Then start every task with --tls-cert DIR/<task>.pem
+--tls-key DIR/<task>.key --tls-ca DIR/ca.pem --auth-token-file DIR/token, the master also
+with --client-token-file DIR/client_token, and give users client.pem/.key, ca.pem and
+client_token, which open the master but no worker (see README, Security).
 """
 
 from __future__ import annotations
@@ -135,7 +138,7 @@ def _write_pair(
 
 
 def make_cluster_certs(cluster: ClusterSpec, out: Path) -> list[str]:
-    """Write the CA, per-task and client certificates and both tokens; the stems written."""
+    """Write the CA, per-task and client certificates and the tokens; the stems written."""
     out.mkdir(parents=True, exist_ok=True)
     ca, ca_key = make_ca()
     _write_pair(out, "ca", ca, ca_key)
@@ -148,6 +151,7 @@ def make_cluster_certs(cluster: ClusterSpec, out: Path) -> list[str]:
     for stem, host in tasks:
         _write_pair(out, stem, *make_leaf(stem, host, ca, ca_key))
     _write(out / "token", secrets.token_urlsafe(32).encode() + b"\n", private=True)
+    _write(out / "client_token", secrets.token_urlsafe(32).encode() + b"\n", private=True)
     _write(out / "admin_token", secrets.token_urlsafe(32).encode() + b"\n", private=True)
     return [stem for stem, _ in tasks]
 
@@ -166,7 +170,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {e.message}", file=sys.stderr)
         return 2
     print(
-        f"wrote ca.pem, {', '.join(s + '.pem' for s in stems)}, their keys, token and "
-        f"admin_token to {args.out}"
+        f"wrote ca.pem, {', '.join(s + '.pem' for s in stems)}, their keys, token, "
+        f"client_token and admin_token to {args.out}"
     )
     return 0

@@ -5,9 +5,11 @@ on every call, the admin token for Reset and CleanupAll, and no SO_REUSEPORT.
 A process sets its credentials once at start-up (`configure`, from the CLI flags); servers
 (`new_server`, `add_port`) and channels (`channel`) read them. Tokens travel as
 "authorization: Bearer TOKEN" metadata; `TokenCheck` (a server interceptor) refuses calls
-without the shared or admin token with UNAUTHENTICATED, and Reset / CleanupAll without the
-admin token with PERMISSION_DENIED. The standard health service (grpc.health.v1) answers
-without a token, so orchestrators can probe it; it tells nothing but "serving".
+without a token it knows with UNAUTHENTICATED; MasterService takes the cluster or the client
+token, every other service (WorkerService, our extensions) the cluster token only: a
+client token there is PERMISSION_DENIED, as is Reset / CleanupAll without the admin token
+(which opens everything). The standard health service (grpc.health.v1) answers without a
+token, so orchestrators can probe it; it tells nothing but "serving".
 
 Options come from rpc.channels (`server_options`, `channel_options`: the one place
 transport-wide options such as keepalives go). Safe from any thread.
@@ -32,6 +34,8 @@ log = logging.getLogger(__name__)
 
 _HEALTH_PREFIX = "/grpc.health.v1.Health/"
 ADMIN_METHODS = ("/Reset", "/CleanupAll")
+# What the client token opens: MasterService under both its names.
+MASTER_PREFIXES = ("/tensorflow.MasterService/", "/dataflow.MasterService/")
 _METADATA_KEY = "authorization"
 
 _credentials: Credentials = INSECURE
@@ -51,7 +55,7 @@ def current() -> Credentials:
 def new_server(pool: futures.ThreadPoolExecutor, options: Sequence[tuple[str, Any]]) -> grpc.Server:
     """A gRPC server with our options and, when tokens are on, the token check."""
     creds = _credentials
-    interceptors: list[grpc.ServerInterceptor] = [TokenCheck(creds)] if creds.token else []
+    interceptors: list[grpc.ServerInterceptor] = [TokenCheck(creds)] if creds.presented else []
     return grpc.server(pool, options=server_options(options), interceptors=interceptors)
 
 
@@ -110,8 +114,9 @@ def _equal(a: str, b: str | None) -> bool:
 
 
 class TokenCheck(grpc.ServerInterceptor):
-    """Refuses a call without the shared (or admin) token; admin methods need the admin
-    token (without one configured, nobody may call them while tokens are on)."""
+    """Refuses a call without a token it knows; MasterService takes the cluster or client
+    token, other services the cluster token; admin methods need the admin token (without
+    one configured, nobody may call them while tokens are on)."""
 
     def __init__(self, creds: Credentials) -> None:
         self._creds = creds
@@ -127,7 +132,15 @@ class TokenCheck(grpc.ServerInterceptor):
         if method.endswith(ADMIN_METHODS):
             if not admin:
                 return _refuse(grpc.StatusCode.PERMISSION_DENIED, f"{method} needs the admin token")
-        elif not (admin or _equal(token, self._creds.token)):
+        elif admin or _equal(token, self._creds.token):
+            pass
+        elif _equal(token, self._creds.client_token):
+            if not method.startswith(MASTER_PREFIXES):
+                return _refuse(
+                    grpc.StatusCode.PERMISSION_DENIED,
+                    f"{method} needs the cluster token: the client token opens MasterService only",
+                )
+        else:
             return _refuse(
                 grpc.StatusCode.UNAUTHENTICATED, f"{method}: missing or wrong auth token"
             )
@@ -157,7 +170,7 @@ def channel(
         ch = grpc.secure_channel(address, tls, options=opts)
     else:
         ch = grpc.insecure_channel(address, options=opts)
-    if creds.token or creds.admin_token:
+    if creds.presented:
         ch = grpc.intercept_channel(ch, _AddToken(creds))
     return ch
 
@@ -169,8 +182,8 @@ class _AddToken(
     grpc.StreamStreamClientInterceptor,
 ):
     def __init__(self, creds: Credentials) -> None:
-        self._user = (_METADATA_KEY, f"Bearer {creds.token or creds.admin_token}")
-        self._admin = (_METADATA_KEY, f"Bearer {creds.admin_token or creds.token}")
+        self._user = (_METADATA_KEY, f"Bearer {creds.presented}")
+        self._admin = (_METADATA_KEY, f"Bearer {creds.admin_token or creds.presented}")
 
     def _details(self, details: Any) -> Any:
         entry = self._admin if details.method.endswith(ADMIN_METHODS) else self._user

@@ -27,6 +27,7 @@ from .conftest import stop_cluster
 
 TOKEN = "cluster-token-0123456789abcdef"
 ADMIN = "admin-token-0123456789abcdef"
+CLIENT = "client-token-0123456789abcdef"
 
 
 @pytest.fixture(scope="module")
@@ -38,6 +39,7 @@ def pki(tmp_path_factory: pytest.TempPathFactory) -> Path:
         _write_pair(out, stem, *make_leaf(stem, "127.0.0.1", ca, ca_key))
     (out / "token").write_text(TOKEN + "\n")
     (out / "admin_token").write_text(ADMIN + "\n")
+    (out / "client_token").write_text(CLIENT + "\n")
     return out
 
 
@@ -55,8 +57,11 @@ def closed_cluster(pki: Path) -> Iterator[LocalCluster]:
         "--admin-token-file",
         str(pki / "admin_token"),
     ]
+    client_token = ["--client-token-file", str(pki / "client_token")]
     cluster = LocalCluster(
-        jobs={"worker": 2}, master_args=["--rpc-timeout", "10", *flags], worker_args=flags
+        jobs={"worker": 2},
+        master_args=["--rpc-timeout", "10", *flags, *client_token],
+        worker_args=flags,
     ).start()
     try:
         yield cluster
@@ -64,12 +69,15 @@ def closed_cluster(pki: Path) -> Iterator[LocalCluster]:
         stop_cluster(cluster)
 
 
-def _creds(pki: Path, token: str | None = TOKEN, cert: bool = True) -> Credentials:
+def _creds(
+    pki: Path, token: str | None = TOKEN, cert: bool = True, client_token: str | None = None
+) -> Credentials:
     return Credentials(
         cert=(pki / "client.pem").read_bytes() if cert else None,
         key=(pki / "client.key").read_bytes() if cert else None,
         ca=(pki / "ca.pem").read_bytes(),
         token=token,
+        client_token=client_token,
     )
 
 
@@ -89,6 +97,51 @@ def test_a_client_with_the_credentials_runs_steps_across_workers(
     closed_cluster: LocalCluster, pki: Path
 ) -> None:
     assert _run(closed_cluster.target, _creds(pki)).tolist() == [1.0, 3.0, 5.0, 7.0]
+
+
+@pytest.mark.parametrize("local", ["1", "0"])
+def test_the_client_token_runs_steps_through_the_master(
+    closed_cluster: LocalCluster, pki: Path, local: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Over the master's same-host socket (found with the client token) and over gRPC.
+    monkeypatch.setenv("FLOWRT_LOCAL_RPC", local)
+    creds = _creds(pki, token=None, client_token=CLIENT)
+    assert _run(closed_cluster.target, creds).tolist() == [1.0, 3.0, 5.0, 7.0]
+
+
+REFUSED = (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED)
+WORKER_CALLS = [
+    ("GetStatus", worker_pb2.GetStatusRequest()),
+    ("CreateWorkerSession", worker_pb2.CreateWorkerSessionRequest(session_handle="s")),
+    ("RegisterGraph", worker_pb2.RegisterGraphRequest(session_handle="s")),
+    ("RunGraph", worker_pb2.RunGraphRequest(session_handle="s", graph_handle="g")),
+    ("RecvTensor", worker_pb2.RecvTensorRequest(step_id=1, rendezvous_key="k")),
+    ("CleanupGraph", worker_pb2.CleanupGraphRequest(step_id=1)),
+    ("CleanupAll", worker_pb2.CleanupAllRequest()),
+]
+
+
+@pytest.mark.parametrize("method,request_", WORKER_CALLS, ids=[m for m, _ in WORKER_CALLS])
+def test_the_client_token_opens_no_worker_method(
+    closed_cluster: LocalCluster, pki: Path, method: str, request_: Any
+) -> None:
+    worker = closed_cluster.spec["jobs"]["worker"][0]
+    with auth.channel(worker, GRPC_OPTIONS, _creds(pki, None, client_token=CLIENT)) as channel:
+        with pytest.raises(grpc.RpcError) as info:
+            getattr(worker_stub(channel), method)(request_, timeout=10)
+        # Workers do not know the client token at all (a task hosting the master too
+        # knows it, and refuses it outside MasterService: PERMISSION_DENIED).
+        assert info.value.code() in REFUSED
+        # Nor the worker's same-host socket: its secret is a worker method's answer.
+        assert local_rpc.discover(channel, local_rpc.ENDPOINT_PATH, "worker0") is None
+
+
+def test_the_client_token_cannot_reset(closed_cluster: LocalCluster, pki: Path) -> None:
+    creds = _creds(pki, None, client_token=CLIENT)
+    with auth.channel(closed_cluster.master_address, GRPC_OPTIONS, creds) as channel:
+        _expect(
+            master_stub(channel).Reset, master_pb2.ResetRequest(), grpc.StatusCode.PERMISSION_DENIED
+        )
 
 
 @pytest.mark.parametrize("case", ["insecure", "no client certificate"])
@@ -161,3 +214,28 @@ def test_the_same_host_socket_needs_its_secret(closed_cluster: LocalCluster, pki
             5.0,
         )
     stranger.close()
+
+
+def test_in_tensorflows_layout_the_client_token_opens_the_master_half_only(pki: Path) -> None:
+    # One task serves MasterService and WorkerService on one port and knows both tokens.
+    flags = [
+        *("--tls-cert", str(pki / "node.pem"), "--tls-key", str(pki / "node.key")),
+        *("--tls-ca", str(pki / "ca.pem"), "--auth-token-file", str(pki / "token")),
+        *("--client-token-file", str(pki / "client_token")),
+    ]
+    cluster = LocalCluster(jobs={"worker": 1}, layout="tensorflow", worker_args=flags).start()
+    try:
+        creds = _creds(pki, None, client_token=CLIENT)
+        with tf.Graph().as_default():
+            with tf.device("/job:worker/task:0"):
+                total = tf.constant(2.0) * 4.0
+            with tf.Session(cluster.target, credentials=creds) as sess:
+                assert sess.run(total) == 8.0
+        with auth.channel(cluster.master_address, GRPC_OPTIONS, creds) as channel:
+            _expect(
+                worker_stub(channel).GetStatus,
+                worker_pb2.GetStatusRequest(),
+                grpc.StatusCode.PERMISSION_DENIED,
+            )
+    finally:
+        stop_cluster(cluster)
