@@ -55,7 +55,7 @@ def method_path(service_name: str, method: str) -> str:
 
 
 def generic_handler(
-    service_name: str, servicer: Any, method_table: MethodTable
+    service_name: str, servicer: object, method_table: MethodTable
 ) -> grpc.GenericRpcHandler:
     """Unary handlers for every RPC in method_table that servicer implements.
 
@@ -106,17 +106,17 @@ def _refusing_malformed(behaviour: Any, cls: type[Message]) -> Any:
 
 
 def _add_servicer(
-    server: grpc.Server, servicer: Any, names: Iterable[str], table: MethodTable
+    server: grpc.Server, servicer: object, names: Iterable[str], table: MethodTable
 ) -> None:
     server.add_generic_rpc_handlers(tuple(generic_handler(n, servicer, table) for n in names))
 
 
-def add_master_servicer(server: grpc.Server, servicer: Any) -> None:
+def add_master_servicer(server: grpc.Server, servicer: object) -> None:
     """Serve servicer's MasterService methods under both service names."""
     _add_servicer(server, servicer, MASTER_SERVICE_NAMES, MASTER_METHODS)
 
 
-def add_worker_servicer(server: grpc.Server, servicer: Any) -> None:
+def add_worker_servicer(server: grpc.Server, servicer: object) -> None:
     """Serve servicer's WorkerService methods under both service names."""
     _add_servicer(server, servicer, WORKER_SERVICE_NAMES, WORKER_METHODS)
 

@@ -79,8 +79,7 @@ def _deref_value(value: Any) -> Any:
     """What a non-ref input sees of a ref-typed value (a TF1 variable): its current value."""
     from common.ops import state_ops
 
-    deref = getattr(state_ops, "deref", None)
-    return deref(value) if deref is not None else getattr(value, "value", value)
+    return state_ops.deref(value)
 
 
 class Executor:
