@@ -16,12 +16,25 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 import client as tf
 from common.credentials import Credentials
 from common.errors import UnauthenticatedError, UnavailableError
+from common.task_stats import CLUSTER_STATUS_PATH, TASK_STATS_PATH
 from deploy.certs import _write_pair, make_ca, make_leaf
 from deploy.launcher import LocalCluster
 from protos import master_pb2, worker_pb2
 from rpc import auth, local_rpc
 from rpc.channels import GRPC_OPTIONS
-from rpc.service_paths import master_stub, worker_stub
+from rpc.service_paths import (
+    CLEANUP_BATCH_PATH,
+    KEEPALIVE_PATH,
+    MASTER_METHODS,
+    MASTER_SERVICE_NAMES,
+    ONE_PATH,
+    STREAM_PATH,
+    WORKER_METHODS,
+    WORKER_SERVICE_NAMES,
+    master_stub,
+    method_path,
+    worker_stub,
+)
 
 from .conftest import stop_cluster
 
@@ -199,6 +212,39 @@ def test_the_health_service_answers_without_a_token(
                 health_pb2.HealthCheckRequest(), timeout=10
             )
         assert answer.status == health_pb2.HealthCheckResponse.SERVING
+
+
+def _every_path() -> list[str]:
+    paths = [
+        method_path(service, name)
+        for names, table in (
+            (MASTER_SERVICE_NAMES, MASTER_METHODS),
+            (WORKER_SERVICE_NAMES, WORKER_METHODS),
+        )
+        for service in names
+        for name in table
+    ]
+    return [
+        *paths,
+        *(STREAM_PATH, ONE_PATH, CLEANUP_BATCH_PATH, KEEPALIVE_PATH, TASK_STATS_PATH),
+        *(local_rpc.ENDPOINT_PATH, local_rpc.MASTER_ENDPOINT_PATH, CLUSTER_STATUS_PATH),
+    ]
+
+
+def test_nothing_but_health_answers_without_a_token(
+    closed_cluster: LocalCluster, pki: Path
+) -> None:
+    for address in (closed_cluster.master_address, *closed_cluster.spec["jobs"]["worker"]):
+        with auth.channel(address, (), _creds(pki, token=None)) as channel:
+            for path in _every_path():
+                with pytest.raises(grpc.RpcError) as info:
+                    channel.unary_unary(path)(b"", timeout=10)
+                assert info.value.code() in REFUSED, (address, path, info.value)
+            watch = health_pb2_grpc.HealthStub(channel).Watch(
+                health_pb2.HealthCheckRequest(), timeout=10
+            )
+            assert next(watch).status == health_pb2.HealthCheckResponse.SERVING
+            watch.cancel()
 
 
 def test_the_same_host_socket_needs_its_secret(closed_cluster: LocalCluster, pki: Path) -> None:
