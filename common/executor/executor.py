@@ -2,17 +2,22 @@
 (TensorFlow's ExecutorImpl / ExecutorState).
 
 A step starts from the root nodes (no inputs) and runs nodes as their pending counts reach
-zero. Cheap kernels run inline on the thread that made them ready, in a loop (no
-recursion, no thread hop); a kernel registered `expensive` goes to the device thread pool
-when other nodes are ready too; async kernels (_Recv) complete from whatever thread calls
-`done`, which then keeps executing what became ready. One lock guards the frame/pending
-bookkeeping; kernels always run outside it. The first error fails the step: it is
-attributed to its node, the step (and so its rendezvous) is aborted, nothing new is
-scheduled, and `done(error)` is called once the nodes already running have finished.
+zero. Cheap kernels run inline on the thread that owns the step, in a loop (no recursion,
+no thread hop). A kernel registered `expensive` goes to the device thread pool when other
+nodes are ready too and its running time estimate (its thread CPU time, sampled) is over
+EXPENSIVE_THRESHOLD_S, as TensorFlow's KernelStats decides; until it has been timed it
+counts as costly. Async kernels (_Recv) complete from whatever thread calls `done`.
+One thread at a time owns a step's frame/pending bookkeeping and runs the loop without a
+lock; results from other threads (async `done`, pool kernels) are posted to the step's
+inbox and taken by the owner between nodes, or by the poster itself when no thread owns
+the step (a lock guards only that hand-over). Kernels always run outside any lock. The
+first error fails the step: it is attributed to its node, the step (and so its
+rendezvous) is aborted, nothing new is scheduled, and `done(error)` is called once the
+nodes already running have finished.
 `Executor` is immutable after construction (apart from its traced view, built at the
-first traced step) and may run many steps concurrently. A traced step runs the same loop
-over a view whose kernels record NodeExecStats (common.executor.stats), so an untraced
-step pays nothing for tracing.
+first traced step, and the kernels' time estimates) and may run many steps concurrently.
+A traced step runs the same loop over a view whose kernels record NodeExecStats
+(common.executor.stats), so an untraced step pays nothing for tracing.
 Floating-point errors are silent in every kernel: each scheduling loop (on whatever
 thread) runs under one np.errstate(all="ignore") (math_util.FpErrorsIgnored).
 """
@@ -22,6 +27,7 @@ from __future__ import annotations
 import threading
 from collections import deque
 from collections.abc import Callable
+from time import thread_time
 from typing import Any
 
 from common import errors
@@ -53,6 +59,16 @@ _BAD_INPUT_ERRORS = (
     ArithmeticError,
 )
 
+# An `expensive` kernel goes to the thread pool (when other nodes are ready) only while its
+# running estimate of time is over this (TensorFlow's KernelStats: kernels are timed and
+# cheap ones run inline). The time is the thread's CPU time, which a loaded machine does
+# not inflate as it does wall time. Handing a kernel to the pool and taking its result back costs a
+# Python thread tens of microseconds (and GIL hand-offs), so the threshold is ~10x that.
+EXPENSIVE_THRESHOLD_S = 5e-4
+# The estimate moves a tenth of the way to each new measurement (TensorFlow's kCostDecay).
+_COST_DECAY = 10.0
+_TIME_EVERY = 16
+
 # How long run() waits for running kernels after its timeout aborted the step.
 _ABORT_GRACE_SECONDS = 10.0
 
@@ -80,6 +96,20 @@ def _deref_value(value: Any) -> Any:
     from common.ops import state_ops
 
     return state_ops.deref(value)
+
+
+def _time_this_run(runs: list, i: int) -> bool:
+    """Whether to time this run of expensive node i: reading a thread's CPU clock is a
+    system call (microseconds), so only the first run and then one in _TIME_EVERY are."""
+    k = runs[i]
+    runs[i] = k + 1
+    return k % _TIME_EVERY == 0
+
+
+def _update_cost(estimates: list, i: int, seconds: float) -> None:
+    """Fold one timing of node i's kernel into its estimate (benign races: any thread)."""
+    prev = estimates[i]
+    estimates[i] = seconds if prev is None else prev + (seconds - prev) / _COST_DECAY
 
 
 class Executor:
@@ -150,7 +180,13 @@ class Executor:
 
 
 class _ExecutorState:
-    """One step of one executor (TensorFlow's ExecutorState)."""
+    """One step of one executor (TensorFlow's ExecutorState).
+
+    One thread at a time owns the step's scheduling state (ready queue, frames, pending
+    counts, `outstanding`): the owner runs the hot loop without a lock. Any other thread
+    with a result (an async kernel's `done`, an expensive kernel run on the pool) posts
+    it to `inbox`; the owner takes it between nodes, or, when no thread owns the step,
+    the poster becomes the owner. `lock` guards only the hand-over of ownership."""
 
     def __init__(self, view: GraphView, step: StepState, done: DoneCallback) -> None:
         self.view = view
@@ -158,9 +194,11 @@ class _ExecutorState:
         self.done = done
         self.lock = threading.Lock()
         self.prop = Propagator(view)
-        self.outstanding = 0  # nodes ready or running, over all frames
+        self.outstanding = 0  # nodes ready or running, over all frames (owner only)
         self.error: OpError | None = None
         self.finished = False
+        self.inbox: deque = deque()  # (tagged, outputs, error) from other threads
+        self.owned = True  # the thread calling start() owns the step
 
     def start(self) -> None:
         root = self.prop.root
@@ -174,27 +212,61 @@ class _ExecutorState:
 
     # -- the hot loop ------------------------------------------------------------------------
     def process(self, ready: deque) -> None:
-        """Run ready nodes until none is left on this thread."""
+        """Run ready nodes (and posted results) until none is left; then give up ownership
+        unless a result arrived meanwhile. Called by the owner."""
         try:
             with FpErrorsIgnored():  # for every kernel run inline here (see math_util)
-                self._process(ready)
+                while True:
+                    self._process(ready)
+                    if self.finished:
+                        return
+                    with self.lock:
+                        if not self.inbox:
+                            self.owned = False
+                            return
         except BaseException as e:  # noqa: BLE001  (an executor bug: fail, never hang)
             self._fail_hard(e)
 
+    def _post(self, item: tuple) -> None:
+        """A result from a thread that may not own the step (see the class docstring)."""
+        self.inbox.append(item)
+        with self.lock:
+            if self.owned or self.finished:
+                return  # the owner takes it before giving up ownership
+            self.owned = True
+        self.process(deque())
+
     def _process(self, ready: deque) -> None:
-        view, step, lock = self.view, self.step, self.lock
+        view, step, inbox = self.view, self.step, self.inbox
         computes, is_async, expensive = view.computes, view.is_async, view.expensive
         run_dead, deref, names = view.run_dead, view.deref, view.names
         input_start, num_inputs, num_outputs = view.input_start, view.num_inputs, view.num_outputs
         propagate, adjust = self.prop.propagate, self.prop.adjust
         fast, out_edges, ctrl_out = view.fast, view.out_edges, view.ctrl_out
         plain, single_edge, nones = view.plain, view.single_edge, view.nones
+        cost, costly = view.cost_estimates, self._costly
         popleft, append = ready.popleft, ready.append
         deref_value, context, new_context = _deref_value, OpKernelContext, FieldwiseOpKernelContext
-        while ready:
-            if self.error is not None or step.abort_error is not None:
-                self._drop(ready)
-                return
+        outstanding = self.outstanding
+        while True:
+            if inbox:
+                self.outstanding = outstanding
+                self._take_posted(ready)
+                outstanding = self.outstanding
+                if outstanding == 0:
+                    self._finish()
+                    return
+            if not ready:
+                break
+            if step.abort_error is not None:  # set by our own failures too (_node_failed)
+                self._note_abort()
+                outstanding -= len(ready)
+                ready.clear()
+                if outstanding == 0:
+                    self.outstanding = 0
+                    self._finish()
+                    return
+                continue  # results of nodes still running elsewhere may be posted
             tagged = popleft()
             i, frame, it, is_dead = tagged
             if plain[i] and not is_dead:  # the common case, kept short
@@ -209,160 +281,183 @@ class _ExecutorState:
                         raise _bad_outputs(names[i], outputs, num_outputs[i])
                 except BaseException as exc:  # noqa: BLE001  (any kernel failure fails the node)
                     self._node_failed(i, exc)
+                    outstanding -= 1
+                    if outstanding == 0:
+                        self.outstanding = 0
+                        self._finish()
+                        return
                     continue
                 slots[s:e] = nones[i]  # the inputs are consumed: drop the step's references
+            elif is_dead and not run_dead[i]:
+                outputs = None
             else:
-                if expensive[i] and ready:
-                    thread_pool().submit(self.process, deque((tagged,)))
+                s = input_start[i]
+                inputs = it.inputs[s : s + num_inputs[i]]
+                it.inputs[s : s + num_inputs[i]] = nones[i]  # consumed (see above)
+                if is_dead:
+                    inputs = [DEAD] * len(inputs)
+                elif deref[i]:
+                    for k in deref[i]:
+                        inputs[k] = deref_value(inputs[k])
+                ctx = context(step, it.frame_iter, names[i])
+                if is_async[i]:
+                    self._start_async(tagged, ctx, inputs)
                     continue
-                if is_dead and not run_dead[i]:
+                timed = False
+                if expensive[i]:
+                    if ready and costly(i):
+                        thread_pool().submit(self._run_on_pool, tagged, ctx, inputs)
+                        continue
+                    timed = _time_this_run(view.timed_runs, i)
+                    if timed:
+                        t0 = thread_time()
+                try:
+                    outputs = computes[i](ctx, inputs)
+                    if len(outputs) != num_outputs[i]:
+                        raise _bad_outputs(names[i], outputs, num_outputs[i])
+                except BaseException as exc:  # noqa: BLE001  (any kernel failure fails the node)
+                    self._node_failed(i, exc)
+                    outstanding -= 1
+                    if outstanding == 0:
+                        self.outstanding = 0
+                        self._finish()
+                        return
+                    continue
+                if timed:
+                    _update_cost(cost, i, thread_time() - t0)
+                if is_dead:
                     outputs = None
-                else:
-                    s = input_start[i]
-                    inputs = it.inputs[s : s + num_inputs[i]]
-                    it.inputs[s : s + num_inputs[i]] = nones[i]  # consumed (see above)
-                    if is_dead:
-                        inputs = [DEAD] * len(inputs)
-                    elif deref[i]:
-                        for k in deref[i]:
-                            inputs[k] = deref_value(inputs[k])
-                    ctx = context(step, it.frame_iter, names[i])
-                    if is_async[i]:
-                        self._start_async(tagged, ctx, inputs, ready)
-                        continue
-                    try:
-                        outputs = computes[i](ctx, inputs)
-                        if len(outputs) != num_outputs[i]:
-                            raise _bad_outputs(names[i], outputs, num_outputs[i])
-                    except BaseException as e:  # noqa: BLE001  (any kernel failure fails the node)
-                        self._node_failed(i, e)
-                        continue
-                    if is_dead:
-                        outputs = None
-            with lock:
-                edge = single_edge[i]
-                if edge is not None:  # propagate() inlined: one plain consumer, one edge
-                    slot, dst, loc, pid = edge
+            edge = single_edge[i]
+            if edge is not None:  # propagate() inlined: one plain consumer, one edge
+                slot, dst, loc, pid = edge
+                v = DEAD if outputs is None else outputs[slot]
+                it.inputs[loc] = v
+                deadc = it.dead
+                if v is DEAD:
+                    deadc[pid] += 1
+                pend = it.pending
+                c = pend[pid] - 1
+                pend[pid] = c
+                if c == 0:
+                    append((dst, frame, it, deadc[pid] > 0))
+                else:  # retiring the iteration may start a deferred one: count its nodes
+                    before = len(ready)
+                    adjust(frame, it, -1, ready)
+                    outstanding += len(ready) - before - 1
+            elif fast[i]:  # propagate() inlined for plain nodes with plain consumers
+                pend, deadc, slots = it.pending, it.dead, it.inputs
+                n = 0
+                for slot, dst, loc, pid in out_edges[i]:
                     v = DEAD if outputs is None else outputs[slot]
-                    it.inputs[loc] = v
-                    deadc = it.dead
+                    slots[loc] = v
                     if v is DEAD:
                         deadc[pid] += 1
-                    pend = it.pending
                     c = pend[pid] - 1
                     pend[pid] = c
                     if c == 0:
                         append((dst, frame, it, deadc[pid] > 0))
-                        o = self.outstanding
-                    else:
-                        adjust(frame, it, -1, ready)
-                        self.outstanding = o = self.outstanding - 1
-                elif fast[i]:  # propagate() inlined for plain nodes with plain consumers
-                    pend, deadc, slots = it.pending, it.dead, it.inputs
-                    n = 0
-                    for slot, dst, loc, pid in out_edges[i]:
-                        v = DEAD if outputs is None else outputs[slot]
-                        slots[loc] = v
-                        if v is DEAD:
-                            deadc[pid] += 1
-                        c = pend[pid] - 1
-                        pend[pid] = c
-                        if c == 0:
-                            append((dst, frame, it, deadc[pid] > 0))
-                            n += 1
-                    for dst, pid in ctrl_out[i]:
-                        if is_dead:
-                            deadc[pid] += 1
-                        c = pend[pid] - 1
-                        pend[pid] = c
-                        if c == 0:
-                            append((dst, frame, it, deadc[pid] > 0))
-                            n += 1
-                    if n != 1:
-                        adjust(frame, it, n - 1, ready)
-                    self.outstanding = o = self.outstanding + n - 1
-                else:
+                        n += 1
+                for dst, pid in ctrl_out[i]:
+                    if is_dead:
+                        deadc[pid] += 1
+                    c = pend[pid] - 1
+                    pend[pid] = c
+                    if c == 0:
+                        append((dst, frame, it, deadc[pid] > 0))
+                        n += 1
+                if n != 1:
                     before = len(ready)
-                    propagate(i, frame, it, is_dead, outputs, ready)
-                    self.outstanding = o = self.outstanding + len(ready) - before - 1
-            if o == 0:
+                    adjust(frame, it, n - 1, ready)
+                    n += len(ready) - before
+                outstanding += n - 1
+            else:
+                before = len(ready)
+                propagate(i, frame, it, is_dead, outputs, ready)
+                outstanding += len(ready) - before - 1
+            if outstanding == 0:
+                self.outstanding = 0
                 self._finish()
+                return
+        self.outstanding = outstanding
 
-    # -- async kernels ---------------------------------------------------------------------
-    def _start_async(self, tagged: tuple, ctx: OpKernelContext, inputs: list, ready: deque) -> None:
-        """Start an async kernel; if it completes before returning, continue inline."""
-        guard = threading.Lock()
-        early: list[tuple[Any, Any]] = []
-        inline = [True]
+    # -- kernels off the owner's thread ----------------------------------------------------
+    def _costly(self, i: int) -> bool:
+        """Whether expensive node i is worth a hand-off to the pool (TensorFlow's
+        KernelStats::IsExpensive): until it has been timed, or when its estimate is over
+        the threshold."""
+        estimate = self.view.cost_estimates[i]
+        return estimate is None or estimate > EXPENSIVE_THRESHOLD_S
+
+    def _run_on_pool(self, tagged: tuple, ctx: OpKernelContext, inputs: list) -> None:
+        i = tagged[0]
+        view = self.view
+        try:
+            with FpErrorsIgnored():
+                timed = _time_this_run(view.timed_runs, i)
+                t0 = thread_time() if timed else 0.0
+                outputs = view.computes[i](ctx, inputs)
+                if timed:
+                    _update_cost(view.cost_estimates, i, thread_time() - t0)
+            if len(outputs) != view.num_outputs[i]:
+                raise _bad_outputs(view.names[i], outputs, view.num_outputs[i])
+            item: tuple = (tagged, outputs, None)
+        except BaseException as e:  # noqa: BLE001  (any kernel failure fails the node)
+            item = (tagged, None, e)
+        try:
+            self._post(item)
+        except BaseException as e:  # noqa: BLE001  (an executor bug: fail, never hang)
+            self._fail_hard(e)
+
+    def _start_async(self, tagged: tuple, ctx: OpKernelContext, inputs: list) -> None:
+        """Start an async kernel; its `done` posts the result (maybe before this returns:
+        the owner then takes it at once)."""
 
         def done(outputs: list | None, error: BaseException | None = None) -> None:
-            with guard:
-                if inline[0]:
-                    early.append((outputs, error))
-                    return
-            self._async_done(tagged, outputs, error)
+            try:
+                self._post((tagged, outputs, error))
+            except BaseException as e:  # noqa: BLE001  (an executor bug: fail, never hang)
+                self._fail_hard(e)
 
         try:
             self.view.computes[tagged[0]](ctx, inputs, done)
         except BaseException as e:  # noqa: BLE001  (any kernel failure fails the node)
-            with guard:
-                if not early:
-                    early.append((None, e))
-        with guard:
-            inline[0] = False
-        if early:
-            self._complete(tagged, early[0][0], early[0][1], ready)
+            done(None, e)
 
-    def _async_done(self, tagged: tuple, outputs: list | None, error: BaseException | None) -> None:
-        ready: deque = deque()
-        try:
-            self._complete(tagged, outputs, error, ready)
-            if ready:
-                with FpErrorsIgnored():
-                    self._process(ready)
-        except BaseException as e:  # noqa: BLE001  (an executor bug: fail, never hang)
-            self._fail_hard(e)
-
-    def _complete(self, tagged: tuple, outputs, error, ready: deque) -> None:
-        i, frame, it, is_dead = tagged
-        if error is None and (outputs is None or len(outputs) != self.view.num_outputs[i]):
-            error = InternalError(f"{self.view.names[i]}: async kernel returned bad outputs")
-        if error is not None:
-            self._node_failed(i, error)
-            return
-        if is_dead:
-            outputs = None
-        with self.lock:
-            if self.error is None:
-                before = len(ready)
-                self.prop.propagate(i, frame, it, is_dead, outputs, ready)
-                self.outstanding += len(ready) - before
-            self.outstanding = o = self.outstanding - 1
-        if o == 0:
-            self._finish()
+    def _take_posted(self, ready: deque) -> None:
+        """Owner: complete every posted result (consumers go to `ready`)."""
+        inbox, view = self.inbox, self.view
+        while inbox:
+            tagged, outputs, error = inbox.popleft()
+            i, frame, it, is_dead = tagged
+            if error is None and (outputs is None or len(outputs) != view.num_outputs[i]):
+                error = InternalError(f"{view.names[i]}: async kernel returned bad outputs")
+            self.outstanding -= 1
+            if error is not None:
+                self._node_failed(i, error)
+                continue
+            if self.step.abort_error is not None:
+                self._note_abort()
+                continue  # a failed step schedules nothing new
+            before = len(ready)
+            self.prop.propagate(i, frame, it, is_dead, None if is_dead else outputs, ready)
+            self.outstanding += len(ready) - before
 
     # -- errors and the end of the step ----------------------------------------------------
     def _node_failed(self, i: int, exc: BaseException) -> None:
+        """Node i failed (the caller has counted it done): the first error fails the step."""
         err = node_error(self.view.names[i], exc)
         with self.lock:
             first = self.error is None
             if first:
                 self.error = err
-            self.outstanding = o = self.outstanding - 1
         if first:
             self.step.abort(err)  # peers (other partitions of the step) fail fast
-        if o == 0:
-            self._finish()
 
-    def _drop(self, ready: deque) -> None:
-        """Stop scheduling: forget the ready nodes of a failed or aborted step."""
+    def _note_abort(self) -> None:
+        """The step was aborted (by a peer, a deadline or our own failure): that is its error."""
         with self.lock:
             if self.error is None:
                 self.error = self.step.abort_error
-            self.outstanding = o = self.outstanding - len(ready)
-            ready.clear()
-        if o == 0:
-            self._finish()
 
     def _fail_hard(self, exc: BaseException) -> None:
         err = (

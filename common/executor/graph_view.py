@@ -115,6 +115,11 @@ class GraphView:
         self._create_kernels(
             device_name, device_type, kernel_lookup or default_kernel_lookup, flib, scope
         )
+        # Running time estimates of the expensive kernels (seconds; None until timed), which
+        # decide whether one is worth the thread pool. Shared by every step and updated
+        # without a lock: a lost update only delays the estimate.
+        self.cost_estimates: list[float | None] = [None] * n
+        self.timed_runs = [0] * n  # how often each has run (one run in 16 is timed)
         # The executor's shortest path when live: a sync, cheap kernel, no input to
         # dereference, only plain consumers (fast).
         self.plain = [

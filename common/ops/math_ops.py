@@ -301,6 +301,8 @@ def _matmul(kc: KernelConstruction) -> Callable:
 # A MatMul of at least this many multiply-adds is split by rows over the compute pool
 # (BLAS runs single-threaded in workers: see worker/__main__.py).
 _PARALLEL_MATMUL_FLOPS = 1 << 24
+# Read once: os.cpu_count() reads /sys on every call (~17 us each in an LSTM step's profile).
+_CPUS = os.cpu_count() or 1
 
 
 def parallel_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -309,7 +311,7 @@ def parallel_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     on the pool never waits for a queued block: no deadlock)."""
     from common.device import thread_pool
 
-    parts = min(os.cpu_count() or 1, a.shape[0])
+    parts = min(_CPUS, a.shape[0])
     if parts < 2 or a.shape[0] * a.shape[1] * b.shape[1] < _PARALLEL_MATMUL_FLOPS:
         return np.matmul(a, b)
     out = np.empty((a.shape[0], b.shape[1]), np.result_type(a, b))

@@ -22,6 +22,7 @@ from common.errors import (
     OpError,
 )
 from common.executor import CallFrame, Executor, StepState
+from common.executor.executor import EXPENSIVE_THRESHOLD_S
 from common.graph.graph import Graph, Node
 from common.ops import registry
 from common.rendezvous import LocalRendezvous, create_key
@@ -193,6 +194,93 @@ def test_two_expensive_nodes_run_concurrently() -> None:
     # Each waits on a 2-party barrier: this only completes if both run at once.
     assert run(g) == [np.int64(10)]
     assert sorted(TRACE[1:3]) == ["m1", "m2"] and TRACE[3] == "sum"
+
+
+def _register_thread_ops() -> None:
+    """_ExecTestWhere (expensive): records the thread it ran on; _ExecTestLater (async):
+    completes from a new thread after a short random wait."""
+    if registry.find_op("_ExecTestWhere") is not None:
+        return
+    registry.register_op("_ExecTestWhere", inputs=["x: int64"], outputs=["y: int64"])
+
+    def where(kc):
+        def compute(ctx, ins):
+            ctx.step.threads.append((ctx.node_name, threading.current_thread().name))
+            return [ins[0]]
+
+        return compute
+
+    registry.register_kernel("_ExecTestWhere", expensive=True)(where)
+    registry.register_op("_ExecTestLater", inputs=["x: int64"], outputs=["y: int64"])
+
+    def later(kc):
+        def compute(ctx, ins, done):
+            wait = np.random.default_rng().random() * 0.002
+            threading.Timer(wait, lambda: done([ins[0] + 1])).start()
+
+        return compute
+
+    registry.register_kernel("_ExecTestLater", is_async=True)(later)
+
+
+def _where_graph() -> Graph:
+    _register_thread_ops()
+    g = Graph()
+    a = const(g, "a", 5)
+    w1 = add(g, "w1", "_ExecTestWhere", [a])
+    w2 = add(g, "w2", "_ExecTestWhere", [a])
+    retval(g, "r", add(g, "sum", "_ExecTestAdd", [w1, w2]), 0)
+    return g
+
+
+def _ran_on(executor: Executor) -> dict[str, str]:
+    step = new_step()
+    step.threads = []  # type: ignore[attr-defined]
+    step.call_frame = CallFrame([], 1)
+    executor.run(step, timeout=TIMEOUT)
+    assert step.call_frame.retvals == [np.int64(10)]
+    return dict(step.threads)  # type: ignore[attr-defined]
+
+
+def test_an_expensive_kernel_timed_cheap_runs_inline() -> None:
+    # TensorFlow's KernelStats: an expensive kernel goes to the pool (when other nodes are
+    # ready) until it has been timed; one timed under the threshold then runs inline.
+    executor = Executor(_where_graph(), DEVICE)
+    first = _ran_on(executor)
+    assert first["w1"].startswith("flowrt-compute")  # w2 was ready too: w1 went to the pool
+    w1 = executor.view.names.index("w1")
+    assert executor.view.cost_estimates[w1] < EXPENSIVE_THRESHOLD_S
+    caller = threading.current_thread().name
+    assert _ran_on(executor) == {"w1": caller, "w2": caller}
+
+
+def test_an_expensive_kernel_timed_costly_keeps_going_to_the_pool() -> None:
+    executor = Executor(_where_graph(), DEVICE)
+    _ran_on(executor)
+    w1 = executor.view.names.index("w1")
+    executor.view.cost_estimates[w1] = 10 * EXPENSIVE_THRESHOLD_S
+    executor.view.timed_runs[w1] = 1  # the next run is not timed: the estimate stays
+    assert _ran_on(executor)["w1"].startswith("flowrt-compute")
+
+
+def test_results_posted_from_many_threads_complete_the_step() -> None:
+    # Async results arrive from other threads while the step's owner is busy or idle:
+    # each is taken exactly once, whoever owns the step then.
+    _register_thread_ops()
+    g = Graph()
+    a = const(g, "a", 1)
+    total = a
+    for k in range(40):
+        late = add(g, f"late{k}", "_ExecTestLater", [a])
+        chain = add(g, f"chain{k}", "_ExecTestId", [late])
+        total = add(g, f"total{k}", "_ExecTestAdd", [total, chain])
+    retval(g, "r", total, 0)
+    executor = Executor(g, DEVICE)
+    for step_id in range(10):
+        step = new_step(step_id)
+        step.call_frame = CallFrame([], 1)
+        executor.run(step, timeout=TIMEOUT)
+        assert step.call_frame.retvals == [np.int64(1 + 40 * 2)]
 
 
 def test_args_and_retvals_use_the_call_frame() -> None:
