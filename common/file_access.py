@@ -1,6 +1,7 @@
 """File confinement of one process (`--file-root` of master and worker): every op that
 touches the filesystem (SaveV2/RestoreV2/MergeV2Checkpoints bundles, record readers and
-writers, ReadFile/WriteFile/MatchingFiles, PrintV2's output_stream files) resolves its
+writers, ReadFile/WriteFile/MatchingFiles, PrintV2's output_stream files, summary
+writers' logdirs) resolves its
 path here. With a root set, a relative path is taken under the root and any path whose
 real location (symlinks followed) lies outside it is refused with PermissionDenied naming
 the path; without one (the default, and in-process sessions) paths are used as given.

@@ -44,6 +44,15 @@ SAFE = frozenset(
         "FixedLengthRecordReaderV2",
         "FixedUnigramCandidateSampler",
         "PrintV2",
+        "CreateSummaryFileWriter",
+        "WriteSummary",
+        "WriteScalarSummary",
+        "WriteHistogramSummary",
+        "WriteRawProtoSummary",
+        "WriteGraphSummary",
+        "ImportEvent",
+        "FlushSummaryWriter",
+        "CloseSummaryWriter",
     }
 )
 PROFILES = {"safe": SAFE, "none": frozenset()}

@@ -43,6 +43,7 @@ from common.ops import (  # noqa: F401  (imported for their registrations)
     stateless_random_ops,
     string_ops,
     summary_media_ops,
+    summary_writer_ops,
     training_ops,
     transform_ops,
 )

@@ -1,8 +1,8 @@
 """Ops: printing and summaries (TensorFlow's logging_ops.cc, string_format_op.cc and
 summary_op.cc, summary_audio_op.cc): StringFormat, PrintV2, Print, ScalarSummary,
 HistogramSummary, MergeSummary, TensorSummaryV2, TensorSummary, AudioSummaryV2. (Not
-ImageSummary, nor AudioSummary, removed at GraphDef version 15, nor the TF2 summary-writer
-ops.)
+ImageSummary, nor AudioSummary, removed at GraphDef version 15; the TF2 summary-writer
+ops are common.ops.summary_writer_ops.)
 
 Summary kernels return a serialized `Summary` proto (protos/summary.proto, TensorFlow's
 field numbers) byte for byte as TensorFlow's kernels do, so a TensorFlow client or
