@@ -1,5 +1,6 @@
 """Client, gradients: image resizing (TensorFlow's image_grad.py): ResizeBilinear,
-ResizeNearestNeighbor and ResizeBicubic differentiate into their *Grad kernels."""
+ResizeNearestNeighbor, ResizeBicubic and CropAndResize differentiate into their *Grad
+kernels."""
 
 from __future__ import annotations
 
@@ -42,3 +43,24 @@ def _resize_bicubic_grad(op: Any, grad: Any) -> Any:
         return [None, None]
     out = apply_op("ResizeBicubicGrad", [grad, op.inputs[0]], _corners(op)).outputs[0]
     return [out, None]
+
+
+@RegisterGradient("CropAndResize")
+def _crop_and_resize_grad(op: Any, grad: Any) -> Any:
+    """To the image (floating images only) and to the boxes (bilinear terms, also for
+    nearest sampling, as TensorFlow approximates it)."""
+    image = op.inputs[0]
+    if image.shape.is_fully_defined():
+        image_shape: Any = image.shape.as_list()
+    else:
+        image_shape = array_ops.shape(image)
+    grad0 = None
+    if image.dtype.base_dtype in (dtypes.float16, dtypes.float32, dtypes.float64):
+        attrs = {"T": op.get_attr("T"), "method": op.get_attr("method")}
+        grad0 = apply_op(
+            "CropAndResizeGradImage", [grad, op.inputs[1], op.inputs[2], image_shape], attrs
+        ).outputs[0]
+    grad1 = apply_op(
+        "CropAndResizeGradBoxes", [grad, image, op.inputs[1], op.inputs[2]], {}
+    ).outputs[0]
+    return [grad0, grad1, None, None]

@@ -26,6 +26,8 @@ def _tf_default(attr, value):
             return list(lst.i)
         if attr.type == "list(type)":
             return [int(t) for t in lst.type]
+        if attr.type == "list(float)":
+            return [float(np.float32(f)) for f in lst.f]
         return [s.decode() for s in lst.s]
     if which == "type":
         return int(value.type)
@@ -42,6 +44,8 @@ def _ours_default(attr):
         return int(v)
     if attr.type == "float":
         return float(np.float32(v))
+    if attr.type == "list(float)":
+        return [float(np.float32(f)) for f in v]
     return v
 
 

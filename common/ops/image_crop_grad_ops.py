@@ -1,0 +1,235 @@
+"""Ops (executor stage), CropAndResize's gradients: CropAndResizeGradImage (to the image)
+and CropAndResizeGradBoxes (to the boxes), as TensorFlow's crop_and_resize_op.cc
+computes them on CPU.
+
+Sampling positions are computed in float32 in TensorFlow's order (a one-pixel crop
+samples the box centre in double, as TF's `0.5 * ...` promotes it); contributions are
+scattered box by box, row by row, in TF's loop order, and the box gradient sums its
+terms one at a time (float32, or float += double where TF mixes them), so results equal
+TensorFlow's; except the box gradient along an axis the crop samples once (crop height
+or width 1), which agrees to float rounding only (TF's compiled kernel rounds it in a
+way its source does not show). Kernels keep no state; safe from any thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from common.errors import InvalidArgumentError, OutOfRangeError
+from common.ops import math_util as mu
+from common.ops.registry import KernelConstruction, register_kernel, register_op
+
+F32 = np.float32
+_REAL = "{uint8, uint16, int8, int16, int32, int64, half, float, double}"
+
+
+def _positions(lo: np.float32, hi: np.float32, size: int, crop: int) -> list:
+    """The in-image coordinate of each crop row (or column), None outside the image."""
+    out: list = []
+    scale = F32(F32((hi - lo) * F32(size - 1)) / F32(crop - 1)) if crop > 1 else F32(0)
+    for i in range(crop):
+        if crop > 1:
+            v = F32(F32(lo * F32(size - 1)) + F32(F32(i) * scale))
+        else:
+            v = F32(0.5 * float(F32(lo + hi)) * (size - 1))
+        out.append(None if v < 0 or v > size - 1 else v)
+    return out
+
+
+def _round_half_away(v: np.float32) -> int:
+    f = np.floor(v)
+    return int(f) + int(v - f >= F32(0.5))
+
+
+def _check_boxes(boxes: np.ndarray, box_ind: np.ndarray) -> int:
+    """ParseAndCheckBoxSizes: the number of boxes."""
+    if boxes.size == 0 and box_ind.size == 0:
+        return 0
+    if boxes.ndim != 2 or boxes.shape[1] != 4:
+        raise InvalidArgumentError(f"boxes must be 2-D{mu.shape_str(boxes.shape)}")
+    if box_ind.ndim != 1:
+        raise InvalidArgumentError(f"box_index must be 1-D{mu.shape_str(box_ind.shape)}")
+    if box_ind.shape[0] != boxes.shape[0]:
+        raise InvalidArgumentError("box_index has incompatible shape")
+    return boxes.shape[0]
+
+
+def _check_box_ind(box_ind: np.ndarray, batch: int) -> None:
+    if np.any((box_ind < 0) | (box_ind >= batch)):
+        raise OutOfRangeError("box_index has values outside [0, batch_size)")
+
+
+def crop_and_resize_grad_image(grads, boxes, box_ind, image_size, dtype, method: str):
+    g = np.asarray(grads, np.float32)
+    b, bi, size = np.asarray(boxes, np.float32), np.asarray(box_ind), np.asarray(image_size)
+    if g.ndim != 4:
+        raise InvalidArgumentError(f"grads image must be 4-D{mu.shape_str(g.shape)}")
+    _, crop_h, crop_w, _ = g.shape
+    if crop_h <= 0 or crop_w <= 0:
+        raise InvalidArgumentError("grads dimensions must be positive")
+    if g.shape[0] != _check_boxes(b, bi):
+        raise InvalidArgumentError("boxes and grads have incompatible shape")
+    if size.ndim != 1:
+        raise InvalidArgumentError(f"image_size must be 1-D{mu.shape_str(size.shape)}")
+    if size.shape[0] != 4:
+        raise InvalidArgumentError(f"image_size must have 4 elements{mu.shape_str(size.shape)}")
+    batch, height, width, depth = (int(v) for v in size)
+    if height <= 0 or width <= 0:
+        raise InvalidArgumentError("image dimensions must be positive")
+    if g.shape[3] != depth:
+        raise InvalidArgumentError("image_size and grads are incompatible")
+    _check_box_ind(bi, batch)
+    out = np.zeros((batch, height, width, depth), dtype)
+    for n in range(g.shape[0]):
+        y1, x1, y2, x2 = b[n]
+        img = out[int(bi[n])]
+        rows = _positions(y1, y2, height, crop_h)
+        cols = _positions(x1, x2, width, crop_w)
+        for y, in_y in enumerate(rows):
+            if in_y is None:
+                continue
+            top, bottom = int(np.floor(in_y)), int(np.ceil(in_y))
+            y_lerp = F32(in_y - F32(top))
+            for x, in_x in enumerate(cols):
+                if in_x is None:
+                    continue
+                grad = g[n, y, x]
+                if method == "nearest":
+                    img[_round_half_away(in_y), _round_half_away(in_x)] += grad.astype(dtype)
+                    continue
+                left, right = int(np.floor(in_x)), int(np.ceil(in_x))
+                x_lerp = F32(in_x - F32(left))
+                dtop = (F32(1) - y_lerp) * grad
+                dbottom = y_lerp * grad
+                img[top, left] += ((F32(1) - x_lerp) * dtop).astype(dtype)
+                img[top, right] += (x_lerp * dtop).astype(dtype)
+                img[bottom, left] += ((F32(1) - x_lerp) * dbottom).astype(dtype)
+                img[bottom, right] += (x_lerp * dbottom).astype(dtype)
+    return out
+
+
+def _ratio(size: int, crop: int) -> np.float32:
+    return F32(F32(size - 1) / F32(crop - 1)) if crop > 1 else F32(0)
+
+
+def _sum_in_order(acc: np.float32, terms: np.ndarray) -> np.float32:
+    """acc += each term in turn, in float32 (float terms) or as float += double."""
+    if terms.dtype == np.float32:
+        return np.add.accumulate(np.concatenate([[acc], terms]).astype(F32))[-1]
+    total = F32(acc)
+    for t in terms.tolist():
+        total = F32(float(total) + t)
+    return total
+
+
+def crop_and_resize_grad_boxes(grads, image, boxes, box_ind) -> np.ndarray:
+    g = np.asarray(grads, np.float32)
+    im = np.asarray(image)
+    b, bi = np.asarray(boxes, np.float32), np.asarray(box_ind)
+    if g.ndim != 4:
+        raise InvalidArgumentError(f"grads image must be 4-D{mu.shape_str(g.shape)}")
+    _, crop_h, crop_w, depth = g.shape
+    if crop_h <= 0 or crop_w <= 0:
+        raise InvalidArgumentError("grads dimensions must be positive")
+    if im.ndim != 4:
+        raise InvalidArgumentError(f"input image must be 4-D{mu.shape_str(im.shape)}")
+    batch, height, width = im.shape[:3]
+    if height <= 0 or width <= 0:
+        raise InvalidArgumentError("image dimensions must be positive")
+    if im.shape[3] != depth:
+        raise InvalidArgumentError("image, grads depth differ")
+    if g.shape[0] != _check_boxes(b, bi):
+        raise InvalidArgumentError("boxes and grads have incompatible shape")
+    _check_box_ind(bi, batch)
+    image_f = im.astype(F32)
+    out = np.zeros((g.shape[0], 4), np.float32)
+    h_ratio, w_ratio = _ratio(height, crop_h), _ratio(width, crop_w)
+    for n in range(g.shape[0]):
+        y1, x1, y2, x2 = b[n]
+        src = image_f[int(bi[n])]
+        rows = _positions(y1, y2, height, crop_h)
+        cols = _positions(x1, x2, width, crop_w)
+        terms: list[list[np.ndarray]] = [[], [], [], []]
+        for y, in_y in enumerate(rows):
+            if in_y is None:
+                continue
+            top, bottom = int(np.floor(in_y)), int(np.ceil(in_y))
+            y_lerp = F32(in_y - F32(top))
+            for x, in_x in enumerate(cols):
+                if in_x is None:
+                    continue
+                left, right = int(np.floor(in_x)), int(np.ceil(in_x))
+                x_lerp = F32(in_x - F32(left))
+                tl, tr = src[top, left], src[top, right]
+                bl, br = src[bottom, left], src[bottom, right]
+                top_grad = g[n, y, x]
+                if crop_h > 1:
+                    grad_y = ((F32(1) - x_lerp) * (bl - tl) + x_lerp * (br - tr)) * top_grad
+                    y_step = F32(F32(y) * h_ratio)
+                    terms[0].append(grad_y * F32(F32(height - 1) - y_step))
+                    terms[2].append(grad_y * y_step)
+                else:
+                    grad_y = ((F32(1) - x_lerp) * (bl - tl) + x_lerp * (br - tr)) * top_grad
+                    half = grad_y.astype(np.float64) * 0.5 * (height - 1)
+                    terms[0].append(half)
+                    terms[2].append(half)
+                if crop_w > 1:
+                    grad_x = ((F32(1) - y_lerp) * (tr - tl) + y_lerp * (br - bl)) * top_grad
+                    x_step = F32(F32(x) * w_ratio)
+                    terms[1].append(grad_x * F32(F32(width - 1) - x_step))
+                    terms[3].append(grad_x * x_step)
+                else:
+                    grad_x = ((F32(1) - y_lerp) * (tr - tl) + y_lerp * (br - bl)) * top_grad
+                    half = grad_x.astype(np.float64) * 0.5 * (width - 1)
+                    terms[1].append(half)
+                    terms[3].append(half)
+        for k in range(4):
+            if terms[k]:
+                out[n, k] = _sum_in_order(out[n, k], np.concatenate(terms[k]))
+    return out
+
+
+def _grad_image(kc: KernelConstruction) -> Callable:
+    method, dtype = kc.attrs.get("method", "bilinear"), mu.np_type(kc.attr("T"))
+    if method not in ("bilinear", "nearest"):
+        raise InvalidArgumentError(f"method must be 'bilinear' or 'nearest'{method}", kc.node_name)
+
+    def compute(ctx, inputs: list) -> list:
+        grads, boxes, box_ind, image_size = inputs
+        return [crop_and_resize_grad_image(grads, boxes, box_ind, image_size, dtype, method)]
+
+    return compute
+
+
+def _grad_boxes(kc: KernelConstruction) -> Callable:
+    method = kc.attrs.get("method", "bilinear")
+    if method != "bilinear":
+        raise InvalidArgumentError(f"method must be 'bilinear'{method}", kc.node_name)
+
+    def compute(ctx, inputs: list) -> list:
+        grads, image, boxes, box_ind = inputs
+        return [crop_and_resize_grad_boxes(grads, image, boxes, box_ind)]
+
+    return compute
+
+
+def _register() -> None:
+    register_op(
+        "CropAndResizeGradImage",
+        ["grads: float", "boxes: float", "box_ind: int32", "image_size: int32"],
+        ["output: T"],
+        ["T: {float, half, double}", "method: {'bilinear', 'nearest'} = 'bilinear'"],
+    )
+    register_kernel("CropAndResizeGradImage", host_memory=("image_size",))(_grad_image)
+    register_op(
+        "CropAndResizeGradBoxes",
+        ["grads: float", "image: T", "boxes: float", "box_ind: int32"],
+        ["output: float"],
+        [f"T: {_REAL}", "method: {'bilinear'} = 'bilinear'"],
+    )
+    register_kernel("CropAndResizeGradBoxes")(_grad_boxes)
+
+
+_register()
