@@ -136,6 +136,40 @@ def test_mlp_overhead_is_the_step_over_its_kernels():
     ]
 
 
+def test_mlp_overhead_from_alternating_pairs_is_kept():
+    from bench.__main__ import mlp_overhead
+
+    result = {"mlp_step_ms": 33.0, "mlp_kernels_ms": 30.0, "mlp_overhead_pct": 4.2}
+    mlp_overhead(result)
+    assert result["mlp_overhead_pct"] == 4.2
+
+
+def test_bench_kernels_pairs_the_mlp_step_with_its_kernels():
+    from bench.cluster import LocalCluster
+
+    with LocalCluster(2) as cluster:
+        out = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "bench.bench_kernels",
+                "--target",
+                cluster.master_address,
+                "--pairs",
+                "3",
+            ],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+    assert out.returncode == 0, out.stderr[-3000:]
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert set(result) == {"mlp_step_ms_paired", "mlp_kernels_ms", "mlp_overhead_pct"}
+    assert result["mlp_step_ms_paired"] > 0 and result["mlp_kernels_ms"] > 0
+
+
 def test_cross_host_bench_prints_both_runtimes_figures():
     from deploy import netns
 
