@@ -3,6 +3,8 @@ what protobuf writes and reads (pure, no sockets)."""
 
 from __future__ import annotations
 
+import hypothesis
+import hypothesis.strategies as st
 import numpy as np
 import pytest
 
@@ -93,3 +95,15 @@ def test_a_group_wire_type_is_invalid_argument() -> None:
     data = _request().SerializeToString() + bytes([(9 << 3) | 3])
     with pytest.raises(InvalidArgumentError, match="Malformed RunStepRequest"):
         wire.split_named_tensors(master_pb2.RunStepRequest, data, FEED)
+
+
+@hypothesis.settings(max_examples=300, deadline=None)
+@hypothesis.given(data=st.binary(max_size=512), cut=st.integers(0, 64))
+def test_arbitrary_bytes_split_or_are_invalid_argument(data: bytes, cut: int) -> None:
+    # min_bytes=0 sends every message through the splitting walk, not protobuf's parser.
+    valid = _request().SerializeToString()
+    for payload in (data, valid[: len(valid) - cut] + data[:cut]):
+        try:
+            wire.split_named_tensors(master_pb2.RunStepRequest, payload, FEED, min_bytes=0)
+        except InvalidArgumentError:
+            pass
