@@ -57,8 +57,9 @@ class AttrPlaceholder:
     name: str
 
 
-# The AttrValue oneof case (and ListValue field) of each scalar attr type.
-_FIELD = {
+# The AttrValue oneof case (and ListValue field) of each scalar attr type; common.ops.op_def_util
+# reads the same tables.
+FIELD_OF_TYPE = {
     "string": "s",
     "int": "i",
     "float": "f",
@@ -68,15 +69,15 @@ _FIELD = {
     "tensor": "tensor",
     "func": "func",
 }
-_TYPE_OF_FIELD = {f: t for t, f in _FIELD.items()}
-_LIST_FIELDS = ("s", "i", "f", "b", "type", "shape", "tensor", "func")
+TYPE_OF_FIELD = {f: t for t, f in FIELD_OF_TYPE.items()}
+LIST_FIELDS = ("s", "i", "f", "b", "type", "shape", "tensor", "func")
 
 
 def _split_type(attr_type: str) -> tuple[str, bool]:
     """("int", True) for "list(int)"; InvalidArgumentError for unknown types."""
     is_list = attr_type.startswith("list(") and attr_type.endswith(")")
     base = attr_type[5:-1] if is_list else attr_type
-    if base not in _FIELD:
+    if base not in FIELD_OF_TYPE:
         raise InvalidArgumentError(f"Unknown attr type '{attr_type}'")
     return base, is_list
 
@@ -121,29 +122,29 @@ def to_python(av: AttrValue, attr_type: str | None = None) -> Any:
             return [] if is_list else None
         if case == "placeholder":
             return AttrPlaceholder(av.placeholder)
-        want = "list" if is_list else _FIELD[base]
+        want = "list" if is_list else FIELD_OF_TYPE[base]
         if case != want:
             raise InvalidArgumentError(
                 f"AttrValue had value with type '{_case_type(av)}' when '{attr_type}' expected"
             )
         if is_list:
-            return _list_to_python(av.list, _FIELD[base], attr_type)
+            return _list_to_python(av.list, FIELD_OF_TYPE[base], attr_type)
         return _SCALAR_TO_PYTHON[case](getattr(av, case))
     if case is None:
         return None
     if case == "placeholder":
         return AttrPlaceholder(av.placeholder)
     if case == "list":
-        present = [f for f in _LIST_FIELDS if len(getattr(av.list, f))]
+        present = [f for f in LIST_FIELDS if len(getattr(av.list, f))]
         return _list_to_python(av.list, present[0], "list") if present else []
     return _SCALAR_TO_PYTHON[case](getattr(av, case))
 
 
 def _list_to_python(lv: AttrValue.ListValue, field: str, attr_type: str) -> list:
-    for other in _LIST_FIELDS:
+    for other in LIST_FIELDS:
         if other != field and len(getattr(lv, other)):
             raise InvalidArgumentError(
-                f"AttrValue had value with type 'list({_TYPE_OF_FIELD[other]})' when "
+                f"AttrValue had value with type 'list({TYPE_OF_FIELD[other]})' when "
                 f"'{attr_type}' expected"
             )
     convert = _SCALAR_TO_PYTHON[field]
@@ -153,9 +154,9 @@ def _list_to_python(lv: AttrValue.ListValue, field: str, attr_type: str) -> list
 def _case_type(av: AttrValue) -> str:
     case = av.WhichOneof("value")
     if case == "list":
-        present = [f for f in _LIST_FIELDS if len(getattr(av.list, f))]
-        return f"list({_TYPE_OF_FIELD[present[0]]})" if present else "list"
-    return _TYPE_OF_FIELD.get(case or "", case or "unset")
+        present = [f for f in LIST_FIELDS if len(getattr(av.list, f))]
+        return f"list({TYPE_OF_FIELD[present[0]]})" if present else "list"
+    return TYPE_OF_FIELD.get(case or "", case or "unset")
 
 
 def attrs_to_python(attr_protos: Mapping[str, AttrValue], op_def: OpDef | None) -> dict[str, Any]:
@@ -255,7 +256,7 @@ _MESSAGE_FIELDS = ("shape", "tensor", "func")
 
 def _set_scalar(av: AttrValue, base: str, value: Any) -> None:
     converted = _SCALAR_TO_PROTO[base](value)
-    field = _FIELD[base]
+    field = FIELD_OF_TYPE[base]
     if field in _MESSAGE_FIELDS:
         getattr(av, field).CopyFrom(converted)
     else:
@@ -281,10 +282,10 @@ def to_proto(value: Any, attr_type: str | None = None) -> AttrValue:
     if not isinstance(value, (list, tuple)):
         raise InvalidArgumentError(f"Expected a list for a {attr_type} attr, got {value!r}")
     av.list.SetInParent()
-    target = getattr(av.list, _FIELD[base])
+    target = getattr(av.list, FIELD_OF_TYPE[base])
     for item in value:
         converted = _SCALAR_TO_PROTO[base](item)
-        if _FIELD[base] in _MESSAGE_FIELDS:
+        if FIELD_OF_TYPE[base] in _MESSAGE_FIELDS:
             target.add().CopyFrom(converted)
         else:
             target.append(converted)
@@ -479,7 +480,7 @@ def attr_summary(av: AttrValue) -> str:
     if case == "list":
         pieces = [
             _SUMMARIZE[f](x)
-            for f in _LIST_FIELDS
+            for f in LIST_FIELDS
             if len(getattr(av.list, f))
             for x in getattr(av.list, f)
         ]

@@ -26,9 +26,7 @@ nodes in creation order. Pure; not thread-safe for one Graph.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import gc
 import itertools
 from collections import deque
 from collections.abc import Callable
@@ -37,6 +35,7 @@ from typing import Any
 from common import device_name
 from common.dtypes import DataType, as_proto_enum
 from common.errors import InvalidArgumentError, UnimplementedError
+from common.graph.algorithm import CONTROL_FLOW_OPS, gc_paused
 from common.graph.graph import CONTROL_SLOT, Edge, Graph, Node
 from common.partition_control_flow import add_control_flow, has_control_loops, is_control_loop
 from common.subgraph import attr_type, base_type, sendrecv_attrs
@@ -410,24 +409,6 @@ class _Partitioner:
         return out
 
 
-_CONTROL_FLOW_OPS = frozenset(
-    {
-        "Switch",
-        "RefSwitch",
-        "Merge",
-        "RefMerge",
-        "Enter",
-        "RefEnter",
-        "Exit",
-        "RefExit",
-        "NextIteration",
-        "RefNextIteration",
-        "LoopCond",
-        "ControlTrigger",
-    }
-)
-
-
 def merge_control_inputs(graph: Graph, loc: NodeToLoc, new_name: NewName) -> int:
     """Give a node with several control inputs from one other location a single one: a
     NoOp there that waits on them all (one _Send/_Recv pair instead of one per edge; a
@@ -435,7 +416,7 @@ def merge_control_inputs(graph: Graph, loc: NodeToLoc, new_name: NewName) -> int
     calls per step). The node still runs after all of them. Graphs with control-flow ops
     are left alone (deadness and frames cross control edges there). Returns the number
     of NoOps added."""
-    if any(n.op in _CONTROL_FLOW_OPS for n in graph.op_nodes()):
+    if any(n.op in CONTROL_FLOW_OPS for n in graph.op_nodes()):
         return 0
     added = 0
     for dst in list(graph.op_nodes()):
@@ -477,19 +458,6 @@ def _assigned_device(node: Node) -> str:
     return node.assigned_device
 
 
-@contextlib.contextmanager
-def _gc_paused():
-    """Pause the cyclic GC for one pass: the pass allocates ~10 objects per node and frees
-    none, so full collections over the whole graph made 100k-node graphs superlinear."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 def partition(
     graph: Graph,
     *,
@@ -512,7 +480,7 @@ def partition(
     p = _Partitioner(graph, node_to_loc, get_incarnation, new_name)
     if control_flow_info is not None:
         _check_frames(graph, p.loc_of, control_flow_info)
-    with _gc_paused():
+    with gc_paused():
         nodes = list(graph.op_nodes())
         for node in nodes:
             p.copy_node(node)

@@ -31,8 +31,6 @@ Pure: mutates only `node.assigned_device`. Not thread-safe for one Graph.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import logging
 import re
 from collections.abc import Callable, Iterable
@@ -41,6 +39,7 @@ from common import device_name
 from common.device_name import DeviceName
 from common.dtypes import DataType
 from common.errors import InvalidArgumentError, OpError
+from common.graph.algorithm import gc_paused
 from common.graph.graph import Edge, Graph, Node
 from common.ops import registry
 
@@ -472,19 +471,6 @@ def _consumers_device(node: Node) -> str:
     return devices.pop() if len(devices) == 1 else ""
 
 
-@contextlib.contextmanager
-def _gc_paused():
-    """Pause the cyclic GC for one pass: the pass allocates ~10 objects per node and frees
-    none, so full collections over the whole graph made 100k-node graphs superlinear."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 def place(
     graph: Graph,
     devices: list[str],
@@ -502,7 +488,7 @@ def place(
     `explain`, records per node name why it went where it did (`explain_placement`)."""
     if not devices:
         raise InvalidArgumentError("No devices are registered to place the graph on")
-    with _gc_paused():
+    with gc_paused():
         placer = _Placer(graph, devices, default_device, allow_soft_placement, has_kernel)
         nodes = list(graph.op_nodes())
         placer.init_groups(nodes)

@@ -18,6 +18,7 @@ from collections.abc import Mapping, MutableMapping, Sequence
 from typing import Any, Literal
 
 from common import dtypes
+from common.attr_value import FIELD_OF_TYPE, LIST_FIELDS, TYPE_OF_FIELD
 from common.dtypes import DataType
 from common.errors import InvalidArgumentError
 from common.ops.registry import ArgDef, AttrDef, OpDef
@@ -27,20 +28,6 @@ from common.ops.registry import ArgDef, AttrDef, OpDef
 MAX_NUMBER_ATTR = 1 << 20
 
 _DT_BY_INT: dict[int, DataType] = {int(d): d for d in DataType}
-
-# Attr type -> the AttrValue oneof field (scalars) / ListValue field (lists).
-_SCALAR_FIELD = {
-    "string": "s",
-    "int": "i",
-    "float": "f",
-    "bool": "b",
-    "type": "type",
-    "shape": "shape",
-    "tensor": "tensor",
-    "func": "func",
-}
-_FIELD_TYPE = {v: k for k, v in _SCALAR_FIELD.items()}
-_LIST_FIELDS = ("s", "i", "f", "b", "type", "shape", "tensor", "func")
 
 
 def format_node_for_error(node_name: str) -> str:
@@ -143,8 +130,8 @@ def _attr_proto(
     if kind != field:
         if field == "list" and kind is None:
             return proto  # an empty list
-        found = "list(...)" if kind == "list" else _FIELD_TYPE.get(kind or "", kind)
-        expected = "list(type)" if field == "list" else _FIELD_TYPE[field]
+        found = "list(...)" if kind == "list" else TYPE_OF_FIELD.get(kind or "", kind)
+        expected = "list(type)" if field == "list" else TYPE_OF_FIELD[field]
         raise InvalidArgumentError(
             f"Attr '{name}' of node {format_node_for_error(node_name)} has value of type "
             f"'{found}' when '{expected}' expected",
@@ -274,7 +261,7 @@ class _AttrCheck:
         self.attr_def = a
         self.is_list = a.type.startswith("list(")
         base = a.type[5:-1] if self.is_list else a.type
-        self.field = _SCALAR_FIELD.get(base, base)
+        self.field = FIELD_OF_TYPE.get(base, base)
         self.allowed: frozenset | None = None
         self.allowed_text = ""
         if a.allowed_values is not None:
@@ -326,11 +313,11 @@ def _checks_for(op_def: OpDef) -> dict[str, _AttrCheck]:
 
 def _kind_name(kind: str | None, proto: Any) -> str:
     if kind == "list":
-        for f in _LIST_FIELDS:
+        for f in LIST_FIELDS:
             if len(getattr(proto.list, f)):
-                return "list(" + _FIELD_TYPE[f] + ")"
+                return "list(" + TYPE_OF_FIELD[f] + ")"
         return "list"
-    return _FIELD_TYPE.get(kind or "", kind or "none")
+    return TYPE_OF_FIELD.get(kind or "", kind or "none")
 
 
 def _check_value_kind(proto: Any, check: _AttrCheck) -> str | None:
@@ -343,14 +330,13 @@ def _check_value_kind(proto: Any, check: _AttrCheck) -> str | None:
         if kind is None:
             return None  # proto3 cannot tell an empty list from no value
         if kind != "list":
-            got = _FIELD_TYPE.get(kind, kind)
+            got = TYPE_OF_FIELD.get(kind, kind)
             return f"AttrValue had value with type '{got}' when '{want}' expected"
         lst = proto.list
-        for f in _LIST_FIELDS:
+        for f in LIST_FIELDS:
             if f != check.field and len(getattr(lst, f)):
-                return (
-                    f"AttrValue had value with type 'list({_FIELD_TYPE[f]})' when '{want}' expected"
-                )
+                got = TYPE_OF_FIELD[f]
+                return f"AttrValue had value with type 'list({got})' when '{want}' expected"
         if check.field == "type":
             for t in lst.type:
                 bad = _check_dtype(t)

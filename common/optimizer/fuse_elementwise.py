@@ -26,28 +26,13 @@ from collections.abc import Iterable
 from typing import Any
 
 from common.dtypes import DataType
+from common.graph.algorithm import CONTROL_FLOW_OPS
 from common.graph.graph import CONTROL_SLOT, Graph, Node
 from common.subgraph import attr_type
 
 # op -> number of operands; the kernel's operator per op is in common.ops.fused_ops.
 FUSIBLE = {"AddV2": 2, "Add": 2, "Sub": 2, "Mul": 2, "RealDiv": 2, "Neg": 1, "Square": 1}
 _TYPES = frozenset({DataType.DT_FLOAT, DataType.DT_DOUBLE})
-_CONTROL_FLOW = frozenset(
-    {
-        "Switch",
-        "RefSwitch",
-        "Merge",
-        "RefMerge",
-        "Enter",
-        "RefEnter",
-        "Exit",
-        "RefExit",
-        "NextIteration",
-        "RefNextIteration",
-        "LoopCond",
-        "ControlTrigger",
-    }
-)
 ON_1, ON_2 = 1, 2  # OptimizerOptions.GlobalJitLevel
 REMAPPING_ON = 1  # RewriterConfig.Toggle.ON
 
@@ -76,7 +61,7 @@ def _data_out(node: Node) -> list:
 
 def fuse_elementwise(graph: Graph, keep: Iterable[str] = ()) -> int:
     """Fuse every cluster of two or more nodes; returns the number of nodes removed."""
-    if any(n.op in _CONTROL_FLOW for n in graph.op_nodes()):
+    if any(n.op in CONTROL_FLOW_OPS for n in graph.op_nodes()):
         return 0
     keep = frozenset(keep)
     fusible = {n.id for n in graph.op_nodes() if _fusible(n)}

@@ -29,23 +29,8 @@ TRANSFER_OPS = frozenset(
     {"_Send", "_Recv", "_HostSend", "_HostRecv", "_Arg", "_Retval", "_DeviceArg", "_DeviceRetval"}
 )
 
-CONTROL_FLOW_OPS = frozenset(
-    {
-        "Switch",
-        "RefSwitch",
-        "Merge",
-        "RefMerge",
-        "Enter",
-        "RefEnter",
-        "Exit",
-        "RefExit",
-        "NextIteration",
-        "RefNextIteration",
-        "LoopCond",
-        "ControlTrigger",
-        "_SwitchN",
-    }
-)
+# Case lowers to _SwitchN, which these rewrites leave alone as well.
+CONTROL_FLOW_OPS = algorithm.CONTROL_FLOW_OPS | {"_SwitchN"}
 
 
 def topological_order_by_id(graph: Graph) -> list[Node]:
