@@ -1,6 +1,7 @@
 """Ops: importing this package registers every op signature and kernel, from one place."""
 
 from common.ops import (  # noqa: F401  (imported for their registrations)
+    accumulator_ops,
     array_ops,
     bincount_ops,
     candidate_sampling_ops,
