@@ -77,6 +77,7 @@ from client.training.session_run_hook import (  # noqa: F401
     SessionRunValues,
 )
 from client.training.supervisor import Supervisor  # noqa: F401
+from client.training.sync_replicas_optimizer import SyncReplicasOptimizer  # noqa: F401
 from client.training.training_util import (  # noqa: F401
     create_global_step,
     get_global_step,

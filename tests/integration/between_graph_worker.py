@@ -3,7 +3,9 @@ tests/integration/between_graph_worker.py --api client|tf --task I --workers N -
 grpc://MASTER --steps S`. Builds the model under replica_device_setter (variables on
 /job:ps/task:0, compute on /job:worker/task:I), trains with MonitoredTrainingSession
 (task 0 is the chief) until the shared global step reaches S, and prints one JSON line:
-the losses it saw, the global steps it ran and where its model ops were placed."""
+the losses it saw, the global steps it ran and where its model ops were placed. With
+`--sync N`, the optimizer is SyncReplicasOptimizer aggregating N replicas, every task
+trains on the same data, and the line also holds the final variables."""
 
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ def main() -> int:
     p.add_argument("--task", type=int, required=True)
     p.add_argument("--target", required=True)
     p.add_argument("--steps", type=int, required=True)
+    p.add_argument("--sync", type=int, default=0, help="replicas to aggregate (0: async)")
     args = p.parse_args()
     if args.api == "tf":
         import tensorflow.compat.v1 as tf
@@ -28,7 +31,9 @@ def main() -> int:
     else:
         import client as tf  # type: ignore[no-redef]
 
-    rng = np.random.RandomState(args.task)
+    # Synchronous replicas on one data set: each update averages gradients taken at the
+    # same variables, so the values do not depend on which replica was faster.
+    rng = np.random.RandomState(0 if args.sync else args.task)
     xs = rng.rand(32, 3).astype(np.float32)
     ys = (xs @ np.array([[1.0], [-2.0], [0.5]], np.float32) + 0.3).astype(np.float32)
     with tf.device(
@@ -40,12 +45,21 @@ def main() -> int:
         w = tf.get_variable("w", initializer=np.zeros((3, 1), np.float32))
         b = tf.get_variable("b", initializer=np.zeros((1,), np.float32))
         loss = tf.reduce_mean(tf.square(tf.matmul(x, w) + b - y))
-        train = tf.train.GradientDescentOptimizer(0.2).minimize(loss, global_step=gs)
+        opt = tf.train.GradientDescentOptimizer(0.2)
+        if args.sync:
+            opt = tf.train.SyncReplicasOptimizer(opt, replicas_to_aggregate=args.sync,
+                                                 total_num_replicas=args.sync)  # fmt: skip
+        train = opt.minimize(loss, global_step=gs)
     losses, steps = [], []
     hooks = [tf.train.StopAtStepHook(last_step=args.steps)]
+    if args.sync:
+        hooks.append(opt.make_session_run_hook(args.task == 0))
     with tf.train.MonitoredTrainingSession(
         master=args.target, is_chief=args.task == 0, hooks=hooks, max_wait_secs=60,
         log_step_count_steps=0, save_summaries_steps=None, save_summaries_secs=None,
+        # The chief's sync queue runner waits for gradients no replica will send once
+        # the step is reached: closing the session ends its step (TensorFlow's too).
+        stop_grace_period_secs=2 if args.sync else 120,
     ) as sess:  # fmt: skip
         while not sess.should_stop():
             value, _, step = sess.run([loss, train, gs], {x: xs, y: ys})
@@ -61,7 +75,13 @@ def main() -> int:
     devices = {
         op.name: op.device for op in tf.get_default_graph().get_operations() if op.name in names
     }
-    print(json.dumps({"losses": losses, "steps": steps, "devices": devices}))
+    result = {"losses": losses, "steps": steps, "devices": devices}
+    if args.sync:  # the variables on ps once this worker stopped, read by a plain session
+        with tf.Session(args.target) as plain:
+            final = plain.run([w, b, gs])
+            result["final"] = {"w": final[0].ravel().tolist(), "b": final[1].tolist(),
+                               "global_step": int(final[2])}  # fmt: skip
+    print(json.dumps(result))
     return 0
 
 
