@@ -121,17 +121,20 @@ def test_an_abandoned_partial_run_expires_and_is_freed(start_worker):
 
 
 def test_every_call_rearms_the_idle_deadline(start_worker):
-    server, stub = start_worker(1.0)
+    # Idle 3 s; the second call comes 1.5 s after the first and the check 2 s after the
+    # second: past the first call's deadline, well inside the second's, with a second or more
+    # of slack either way for a loaded machine.
+    server, stub = start_worker(3.0)
     handle = _counter(server, stub)
     s1, s2 = _fetch_key(server, "s1:0", CPU1), _fetch_key(server, "s2:0")
     one = _prun(
         stub, handle, 6, send=[(_pinned_feed(server, "x:0", CPU1), np.float32(3))], recv_key=[s1]
     )
     assert _value(one) == 4.0
-    assert _after(0.6).wait(TIMEOUT)
+    assert _after(1.5).wait(TIMEOUT)
     two = _prun(stub, handle, 6, send=[(_pinned_feed(server, "y:0"), np.float32(5))])
     assert two.status_code == 0, two.status_error_message
-    assert _after(0.6).wait(TIMEOUT)  # 1.2 s since the first call, 0.6 s since the last
+    assert _after(2.0).wait(TIMEOUT)  # over 3.5 s since the first call, 2 s since the last
     assert _mgr(server).partial_step_ids() == [6]
     last = _prun(stub, handle, 6, recv_key=[s2], last=True)
     assert _value(last) == 20.0
