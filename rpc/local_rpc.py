@@ -116,6 +116,8 @@ _JOIN_BELOW = 64 << 10  # smaller answers go out in one send
 _COUNT = struct.Struct("<I")
 # A request: bytes-like, or a list of bytes-like parts sent one after another (rpc.wire).
 Payload = Any
+_TIMEVAL = struct.Struct("@ll")  # struct timeval (SO_RCVTIMEO)
+_FIRST_READ = 64 << 10  # a frame up to this long arrives in one recv
 # handler(payload, timeout_s or None, reply): runs on the connection's thread.
 Handler = Callable[[memoryview, "float | None", Reply], None]
 
@@ -215,6 +217,67 @@ def on_caller_gone(callback: Callable[[], None]) -> bool:
     return conn is not None and _hangups.add(conn, callback)
 
 
+def _recv_frame(
+    sock: socket.socket, head: struct.Struct, timed: bool = False, deadline: float | None = None
+) -> tuple[tuple[Any, ...], bytearray]:
+    """One frame (`head`, whose first field counts the bytes after it, then the body):
+    the head's fields and the body. A frame up to _FIRST_READ bytes long takes ONE recv:
+    every system call releases the GIL, and under load each release can hand it to
+    another thread. Nothing follows a frame on its connection until it is answered, so
+    the read never takes bytes of the next one. The socket stays blocking: the deadline
+    is the kernel's receive timeout (SO_RCVTIMEO, set before each read when `timed`, None
+    meaning none), which costs no poll() before each read and no switch of the socket's
+    mode; when it passes, TimeoutError or BlockingIOError."""
+    if timed:
+        _set_recv_timeout(sock, deadline)
+    first = sock.recv(_FIRST_READ)
+    while len(first) < head.size:
+        if not first:
+            raise EOFError("connection closed")
+        if timed:
+            _set_recv_timeout(sock, deadline)
+        more = sock.recv(_FIRST_READ)
+        if not more:
+            raise EOFError("connection closed")
+        first += more
+    fields = head.unpack_from(first)
+    size = 8 + fields[0] - head.size  # the length field counts what follows it
+    if size < 0 or len(first) - head.size > size:
+        raise EOFError("malformed frame on the local connection")
+    if len(first) - head.size == size:
+        return fields, bytearray(memoryview(first)[head.size :])
+    body = bytearray(size)
+    got = len(first) - head.size
+    body[:got] = memoryview(first)[head.size :]
+    del first
+    view = memoryview(body)
+    while got < size:
+        if timed:
+            _set_recv_timeout(sock, deadline)
+        k = sock.recv_into(view[got:])
+        if k == 0:
+            raise EOFError("connection closed")
+        got += k
+    return fields, body
+
+
+def _set_recv_timeout(sock: socket.socket, deadline: float | None) -> None:
+    """The kernel's receive timeout: what is left until `deadline` (None: no limit)."""
+    if deadline is None:
+        seconds = 0.0  # SO_RCVTIMEO 0: wait without limit
+    else:
+        seconds = deadline - time.monotonic()
+        if seconds <= 0:
+            raise TimeoutError
+        seconds = max(seconds, 1e-3)  # a timeval rounding to 0 would mean no limit
+    whole = int(seconds)
+    sock.setsockopt(
+        socket.SOL_SOCKET,
+        socket.SO_RCVTIMEO,
+        _TIMEVAL.pack(whole, int((seconds - whole) * 1e6)),
+    )
+
+
 # -- server -------------------------------------------------------------------------------
 class LocalServer:
     """Listens on a Unix socket and runs calls with `handlers` {method: Handler}."""
@@ -311,9 +374,9 @@ class LocalServer:
                 log.warning("local socket %s: a connection without the secret", self._name)
                 return
             while True:
-                head = _recv_exactly(conn, _REQUEST.size)
-                length, method, timeout = _REQUEST.unpack(head)
-                body = memoryview(_recv_exactly(conn, length - 9))
+                (_, method, timeout), frame = _recv_frame(conn, _REQUEST)
+                body = memoryview(frame)
+                del frame
                 with self._lock:
                     if self._closed:
                         break
@@ -451,13 +514,11 @@ class LocalCall:
         conn, peer = self._conn, self._client.peer
         what = METHOD_NAMES.get(self._method, str(self._method))
         ok = False
+        deadline = None if self._timeout is None else time.monotonic() + self._timeout
         try:
-            conn.settimeout(self._timeout)
-            head = _recv_exactly(conn, _RESPONSE.size)
-            length, code = _RESPONSE.unpack(head)
-            body = _recv_exactly(conn, length - 4)
+            (_, code), body = _recv_frame(conn, _RESPONSE, True, deadline)
             ok = True
-        except TimeoutError:
+        except (TimeoutError, BlockingIOError):  # BlockingIOError: SO_RCVTIMEO passed
             raise DeadlineExceededError(
                 f"Call to {peer} ({what}) timed out: Deadline Exceeded"
             ) from None
@@ -609,7 +670,6 @@ class LocalClient:
     def _give_back(self, conn: socket.socket) -> None:
         with self._lock:
             if not self._closed and len(self._idle) < MAX_IDLE_PER_PEER:
-                conn.settimeout(None)
                 self._idle.append(conn)
                 return
         conn.close()

@@ -9,6 +9,7 @@ through LocalEndpoint and when it says no, and a stale socket being asked for ag
 from __future__ import annotations
 
 import os
+import socket
 import struct
 import threading
 import time
@@ -68,6 +69,36 @@ def test_round_trips_reuse_one_connection(server):
     assert answers == [f"m{i}|2.5".encode() for i in range(20)]
     assert bytes(client.call(ECHO, b"x", None)) == b"x|None"
     assert len(server._threads) == 1  # one connection served all 21 calls
+    client.close()
+
+
+def test_small_call_is_one_read_each_way_in_blocking_mode(server, monkeypatch):
+    """Each system call releases the GIL (a hand-off to another thread under load): a
+    small request and its answer are read with one recv each, and the deadline is the
+    kernel's receive timeout, not a poll() before every read and a switch of the
+    socket's mode per call."""
+    counts: Counter = Counter()
+
+    class Counting(socket.socket):
+        def recv(self, *args):
+            counts["recv"] += 1
+            return super().recv(*args)
+
+        def recv_into(self, *args):
+            counts["recv"] += 1
+            return super().recv_into(*args)
+
+        def settimeout(self, value):
+            counts["settimeout"] += 1
+            super().settimeout(value)
+
+    monkeypatch.setattr(socket, "socket", Counting)
+    client = server.client(PEER)
+    assert bytes(client.call(ECHO, b"warm", 5.0)) == b"warm|5.0"  # connects (+ secret)
+    counts.clear()
+    for i in range(5):
+        assert bytes(client.call(ECHO, b"m%d" % i, 5.0)) == b"m%d|5.0" % i
+    assert counts == {"recv": 10}  # the server's read and the client's, per call
     client.close()
 
 
