@@ -216,7 +216,12 @@ class PartialRuns:
         return partial
 
     def abort(self, step_id: int) -> None:
-        """CleanupGraph of a partial run the master abandoned: stop and free it."""
+        """CleanupGraph of a partial run the master abandoned: stop and free it. Every
+        step's CleanupGraph asks every session of the worker, so a step that is no partial
+        run here returns without the lock (a dict lookup is atomic; a partial run that
+        starts concurrently with its own cleanup raced the lock just the same)."""
+        if step_id not in self._partials:
+            return
         with self._lock:
             partial = self._drop(step_id)
         if partial is not None:

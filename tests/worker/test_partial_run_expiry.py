@@ -29,6 +29,7 @@ from tests.worker.test_step_abort import _endless_loop_graph
 from tests.worker.test_worker_rpc import CPU1, TIMEOUT, _cleanup, _fetch_key, _register, _session
 from worker.__main__ import parse_args
 from worker.deadlines import DEADLINES
+from worker.partial_run import PartialRuns
 
 IDLE = 0.5
 
@@ -250,3 +251,19 @@ def test_worker_shutdown_frees_partial_runs_and_their_idle_deadlines(start_worke
     assert mgr.partial_step_ids() == []
     assert step.finished.wait(TIMEOUT)
     assert DEADLINES.pending() < watching  # its idle deadline was cancelled
+
+
+def test_cleanup_of_a_step_that_is_no_partial_run_takes_no_lock():
+    """CleanupGraph of every step asks every session's table (32 clients: 32 tables per
+    step): one that has no partial run for the step answers without its lock."""
+
+    class Refusing:
+        def __enter__(self) -> None:
+            raise AssertionError("the table's lock was taken")
+
+        def __exit__(self, *exc: object) -> None:
+            pass
+
+    runs = PartialRuns(IDLE, lambda step_id: None)
+    runs._lock = Refusing()  # type: ignore[assignment]
+    runs.abort(5)  # no partial run 5 here: nothing to do
