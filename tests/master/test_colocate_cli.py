@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+import client as tf
 from bench import workloads
 from bench.cluster import LocalCluster, MasterClient
 
@@ -32,6 +33,18 @@ def test_master_with_worker_zero_in_its_process_runs_steps():
         value = client.run([chain.fetch], {"x:0": np.float32(2.0)}, [])[0]
         client.close()
         assert float(value) == 102.0
+        # A large feed and fetch (views passed as parts: rpc.wire) to either worker.
+        big = np.arange(1 << 19, dtype=np.float32)
+        for task in (0, 1):
+            with tf.Graph().as_default() as g:
+                x = tf.placeholder(tf.float32, [None], name="x")
+                with tf.device(f"/job:worker/task:{task}"):
+                    tf.multiply(x, 2.0, name="y")
+            client = MasterClient(
+                cluster.master_address, g.as_graph_def(), workloads.config_proto()
+            )
+            np.testing.assert_array_equal(client.run(["y:0"], {"x:0": big}, [])[0], big * 2.0)
+            client.close()
     finally:
         procs = list(cluster.procs)
         cluster.stop()
