@@ -22,9 +22,12 @@ from common.ops.conv_ops import (
     _pool_window,
     _spatial,
     _to_nhwc,
+    conv2d_filter_grad_padded,
+    conv2d_input_grad_stride1,
     gemm,
-    im2col,
+    geometry,
     output_size,
+    pad_nhwc,
     tap_max,
     windows,
 )
@@ -71,7 +74,9 @@ def _zero(x: np.ndarray):
 
 
 def _relu_grad(g, x, kc):
-    return np.where(x > 0, g, _zero(g))
+    # TF's `gradients * (features > 0)`: a NaN or infinite gradient at x <= 0 gives NaN
+    # (np.where gave 0), and a multiply costs a tenth of np.where here.
+    return np.multiply(g, x > 0)
 
 
 def _relu6_grad(g, x, kc):
@@ -295,6 +300,16 @@ def _conv_backprop_input(depthwise: bool) -> Callable[[KernelConstruction], Call
                             f"{c} vs {fin}"
                         )
                     g = c // fin
+                    stride1 = geo.strides == (1, 1)
+                    (_, pt, _), (_, pl, _) = geo.dims(sizes[1:3], (kh, kw))
+                    if (
+                        g == 1
+                        and stride1
+                        and pt <= (kh - 1) * geo.dilations[0]
+                        and (pl <= (kw - 1) * geo.dilations[1])
+                    ):  # a convolution of dy with the turned filter
+                        dx = conv2d_input_grad_stride1(dy, f, sizes[1:3], geo.dilations, (pt, pl))
+                        return [mu.as_type(_from_nhwc(dx, geo.nchw), raw.dtype)]
                     if g == 1:  # per kernel tap, a GEMM [N*OH*OW, O] @ [O, C], added in
                         d = dy.reshape(dy.shape[0] * oh * ow, cout)
                         dx = col2im_taps(
@@ -335,13 +350,18 @@ def _conv_backprop_filter(depthwise: bool) -> Callable[[KernelConstruction], Cal
             cout = c * fo if depthwise else fo
             _check_backprop(dy, w.shape[:3] + (cout,), label)
             with np.errstate(all="ignore"):
-                if not depthwise and fin == c:  # one GEMM: [KH*KW*C, N*OH*OW] @ [., O]
-                    cols = im2col(
-                        x, (kh, kw), geo.strides, geo.dilations, geo.padding, geo.explicit
+                if not depthwise and fin == c:  # GEMMs [KH*KW*C, rows] @ [rows, O], summed
+                    _, pads = geometry(
+                        x.shape[1:3],
+                        (kh, kw),
+                        geo.strides,
+                        geo.dilations,
+                        geo.padding,
+                        geo.explicit,
                     )
-                    m = cols.shape[0] * cols.shape[1] * cols.shape[2]
-                    df = gemm(cols.reshape(m, kh * kw * c).T, dy.reshape(m, fo))
-                    df = df.reshape(kh, kw, c, fo)
+                    df = conv2d_filter_grad_padded(
+                        pad_nhwc(x, pads), dy, (kh, kw), geo.strides, geo.dilations
+                    )
                 elif depthwise:
                     dyg = dy.reshape(dy.shape[:3] + (c, fo))
                     df = np.einsum("nhwcij,nhwcm->ijcm", w, dyg, optimize=True)
@@ -389,7 +409,11 @@ def _argmax_positions(x: np.ndarray, geo: _Geometry, ksize: tuple[int, int]):
 def _max_pool_grad_taps(x, g, geo: _Geometry, ksize) -> np.ndarray | None:
     """MaxPoolGrad as one pass per kernel tap (row-major): each window's gradient goes to
     the first tap equal to the window's max, TF's argmax choice. None when `x` has NaNs
-    (where `==` cannot find the max; the argmax path handles them)."""
+    (where `==` cannot find the max; the argmax path handles them).
+
+    A tap's share is `g * hit` (a multiply: np.where on a bool mask costs several times
+    more here), or np.where when `g` has infinities or NaNs (`inf * 0` is NaN, and only the
+    argmax positions may receive them)."""
     if x.dtype.kind == "c" or (x.dtype.kind == "f" and np.isnan(x).any()):
         return None
     w = windows(x, ksize, geo.strides, (1, 1), geo.padding, geo.explicit, mu.lowest(x.dtype))
@@ -402,15 +426,27 @@ def _max_pool_grad_taps(x, g, geo: _Geometry, ksize) -> np.ndarray | None:
     ph = max(x.shape[1] + pt + pb, (oh - 1) * sh + ksize[0])
     pw = max(x.shape[2] + pl + pr, (ow - 1) * sw + ksize[1])
     dx = np.zeros((x.shape[0], ph, pw, x.shape[3]), g.dtype)
-    open_ = np.ones(y.shape, bool)  # windows whose max no earlier tap took
+    overlap = sh < ksize[0] or sw < ksize[1]
+    multiply = g.dtype.kind != "f" or bool(np.isfinite(g).all())
     zero = np.zeros((), g.dtype)
-    for i in range(ksize[0]):
-        for j in range(ksize[1]):
-            hit = open_ & (w[..., i, j] == y)
-            dx[:, i : i + (oh - 1) * sh + 1 : sh, j : j + (ow - 1) * sw + 1 : sw] += np.where(
-                hit, g, zero
-            )
-            open_ &= ~hit
+    open_ = np.ones(y.shape, bool)  # windows whose max no earlier tap took
+    hit = np.empty(y.shape, bool)
+    taps = [(i, j) for i in range(ksize[0]) for j in range(ksize[1])]
+    for t, (i, j) in enumerate(taps):
+        np.equal(w[..., i, j], y, out=hit)
+        if t:
+            hit &= open_
+        dst = dx[:, i : i + (oh - 1) * sh + 1 : sh, j : j + (ow - 1) * sw + 1 : sw]
+        if multiply and not overlap:
+            np.multiply(g, hit, out=dst)
+        else:
+            share = np.multiply(g, hit) if multiply else np.where(hit, g, zero)
+            if overlap:
+                dst += share
+            else:
+                dst[...] = share
+        if t < len(taps) - 1:
+            open_ ^= hit
     return dx[:, pt : pt + x.shape[1], pl : pl + x.shape[2]]
 
 

@@ -8,7 +8,6 @@ are `expensive` (numpy releases the GIL, so the executor may run them on its poo
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 
 import ml_dtypes
@@ -18,7 +17,7 @@ from common import memory
 from common.dtypes import DataType
 from common.errors import InvalidArgumentError
 from common.ops import math_util as mu
-from common.ops import variant_ops
+from common.ops import parallel, variant_ops
 from common.ops.registry import KernelConstruction, register_kernel, register_op
 
 _NUMBER = (
@@ -301,34 +300,29 @@ def _matmul(kc: KernelConstruction) -> Callable:
 # A MatMul of at least this many multiply-adds is split by rows over the compute pool
 # (BLAS runs single-threaded in workers: see worker/__main__.py).
 _PARALLEL_MATMUL_FLOPS = 1 << 24
-# Read once: os.cpu_count() reads /sys on every call (~17 us each in an LSTM step's profile).
-_CPUS = os.cpu_count() or 1
 
 
 def parallel_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """a @ b, row blocks on the compute pool (numpy releases the GIL). The caller runs
-    the first block and then any block no pool thread has started (so a kernel already
-    on the pool never waits for a queued block: no deadlock)."""
-    from common.device import thread_pool
-
-    parts = min(_CPUS, a.shape[0])
-    if parts < 2 or a.shape[0] * a.shape[1] * b.shape[1] < _PARALLEL_MATMUL_FLOPS:
+    """a @ b for 2-D operands, a large one split over the compute pool
+    (common.ops.parallel): by rows of `a`, or by columns of `b` when `a` has fewer rows
+    than `b` has columns (each part then reads only its share of `b`: a [64, 3136] @
+    [3136, 1024] MatMul costs 5.5 ms of CPU split by columns, 6.8 ms split by rows)."""
+    m, n = a.shape[0], b.shape[1]
+    parts = min(parallel.cores(), max(m, n))
+    if parts < 2 or m * a.shape[1] * n < _PARALLEL_MATMUL_FLOPS:
         return np.matmul(a, b)
-    out = np.empty((a.shape[0], b.shape[1]), np.result_type(a, b))
-    rows = a.shape[0]
-    bounds = [rows * k // parts for k in range(parts + 1)]
+    out = np.empty((m, n), np.result_type(a, b))
+    by_rows = m >= n
+    spans = parallel.bounds(m if by_rows else n, parts)
 
     def block(k: int) -> None:
-        lo, hi = bounds[k], bounds[k + 1]
-        np.matmul(a[lo:hi], b, out=out[lo:hi])
-
-    futures = [(k, thread_pool().submit(block, k)) for k in range(1, parts)]
-    block(0)
-    for k, f in futures:
-        if f.cancel():
-            block(k)
+        lo, hi = spans[k]
+        if by_rows:
+            np.matmul(a[lo:hi], b, out=out[lo:hi])
         else:
-            f.result()
+            np.matmul(a, b[:, lo:hi], out=out[:, lo:hi])
+
+    parallel.run_parts(block, parts)
     return out
 
 

@@ -494,3 +494,25 @@ def test_end_to_end_gradients_of_many_ops():
         loss = tf.add_n([tf.reduce_sum(t) for t in terms])
         (dx,) = tf.gradients(loss, [x])
     _run_both(g, [loss, dx], {x: np.random.default_rng(2).standard_normal((4, 6)).astype(f32)})
+
+
+def test_oracle_relu_grad_non_finite_gradients():
+    # TF computes gradients * (features > 0): NaN or inf where features <= 0 gives NaN.
+    pytest.importorskip("tensorflow")
+    g = np.array([np.nan, np.inf, -1.0, np.nan, 2.0, -np.inf, 3.0], f32)
+    x = np.array([-1.0, -1.0, -1.0, 0.0, 1.0, 0.0, np.nan], f32)
+    compare_with_tf("ReluGrad", [g, x])
+    assert np.signbit(run1("ReluGrad", g, x)[2])  # -1 * 0: TF's -0.0
+
+
+@pytest.mark.parametrize("strides", [[1, 2, 2, 1], [1, 1, 1, 1]], ids=["disjoint", "overlap"])
+def test_oracle_max_pool_grad_non_finite_gradients(strides):
+    # Only each window's argmax receives its gradient, inf and NaN included.
+    pytest.importorskip("tensorflow")
+    x = _r(2, 6, 6, 3)
+    attrs = {"ksize": [1, 2, 2, 1], "strides": strides, "padding": "SAME"}
+    y = run1("MaxPool", x, **attrs)
+    g = _r(*y.shape)
+    g[0, 0, 0, 0], g[1, 1, 1, 1], g[0, 2, 1, 2] = np.inf, np.nan, -np.inf
+    compare_with_tf("MaxPoolGrad", [x, y, g], **attrs)
+    compare_with_tf("MaxPoolGrad", [x, y, _r(*y.shape)], **attrs)
