@@ -387,6 +387,7 @@ def executing_eagerly() -> _builtins.bool:
 # Example protos and parsing, SparseTensor.
 from client import gfile as _gfile  # noqa: E402
 from client import image, io, python_io  # noqa: E402, F401
+from client.framework.ragged_tensor import RaggedTensor  # noqa: E402, F401
 from client.framework.sparse_tensor import SparseTensor, SparseTensorValue  # noqa: E402, F401
 from client.ops.io_ops import matching_files, read_file, write_file  # noqa: E402, F401
 from client.ops.parsing_ops import (  # noqa: E402, F401

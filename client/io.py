@@ -17,6 +17,7 @@ from client.ops.io_ops import matching_files, read_file, write_file  # noqa: F40
 from client.ops.parsing_ops import (  # noqa: F401
     FixedLenFeature,
     FixedLenSequenceFeature,
+    RaggedFeature,
     VarLenFeature,
     decode_csv,
     decode_raw,

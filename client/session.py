@@ -24,6 +24,7 @@ import numpy as np
 from client.framework import ops as _ops
 from client.framework.indexed_slices import IndexedSlices, IndexedSlicesValue
 from client.framework.op_builder import convert_to_tensor
+from client.framework.ragged_tensor import RaggedTensor, RaggedTensorValue
 from client.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from common import errors as _errors
 from common import tensor as _tensor
@@ -59,6 +60,9 @@ class _FetchMapper:
         if isinstance(f, SparseTensor):  # fetched as a SparseTensorValue, as in TF
             parts = [f.indices, f.values, f.dense_shape]
             return ("indexed", SparseTensorValue, [self._map(v) for v in parts])
+        if isinstance(f, RaggedTensor):  # fetched as a RaggedTensorValue, as in TF
+            parts = [f.values, f.row_splits]
+            return ("indexed", RaggedTensorValue, [self._map(v) for v in parts])
         if isinstance(f, IndexedSlices):  # fetched as an IndexedSlicesValue, as in TF
             parts = [f.values, f.indices] + ([f.dense_shape] if f.dense_shape is not None else [])
             return ("indexed", IndexedSlicesValue, [self._map(v) for v in parts])

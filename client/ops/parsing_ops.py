@@ -1,8 +1,9 @@
 """Client, graph building: tf.io.parse_example / parse_single_example with FixedLenFeature,
-VarLenFeature, FixedLenSequenceFeature (TensorFlow's parsing_ops.py / parsing_config.py:
-keys sorted, dense defaults built as TF builds them: "Const" for a required key, "key_<k>"
-reshaped to the feature's shape, a scalar padding value for sequence features), plus
-decode_raw and decode_csv, and the static shapes of their outputs. Not thread-safe.
+VarLenFeature, FixedLenSequenceFeature and RaggedFeature without partitions (TensorFlow's
+parsing_ops.py / parsing_config.py: keys sorted, dense defaults built as TF builds them:
+"Const" for a required key, "key_<k>" reshaped to the feature's shape, a scalar padding
+value for sequence features), plus decode_raw and decode_csv, and the static shapes of
+their outputs. Not thread-safe.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from client.framework import dtypes as _dtypes
 from client.framework import ops as _ops
 from client.framework import shape_fns
 from client.framework.op_builder import apply_op, constant, convert_to_tensor
+from client.framework.ragged_tensor import RaggedTensor
 from client.framework.sparse_tensor import SparseTensor
 from client.framework.tensor_shape import TensorShape
 
@@ -35,6 +37,18 @@ class FixedLenSequenceFeature(NamedTuple):
 
 class VarLenFeature(NamedTuple):
     dtype: Any
+
+
+class RaggedFeature(NamedTuple):
+    """tf.io.RaggedFeature without partitions: each example's values as one row of a
+    RaggedTensor (row splits of `row_splits_dtype`), read from `value_key` (default: the
+    feature's key)."""
+
+    dtype: Any
+    value_key: str | None = None
+    partitions: tuple = ()
+    row_splits_dtype: Any = _dtypes.int32
+    validate: bool = False
 
 
 def _key_name(prefix: str, key: str) -> str:
@@ -62,13 +76,22 @@ def _dense_default(key: str, feature: Any) -> tuple[_ops.Tensor, TensorShape]:
     return _reshape(value, shape.as_list()), shape
 
 
-def _parse(serialized: Any, features: dict, names: Any, name: str | None) -> dict:
+def _parse(
+    serialized: Any, features: dict, names: Any, name: str | None, single: bool = False
+) -> dict:
     if not features:
         raise ValueError("Must provide at least one feature key.")
     with _ops.name_scope(name, "ParseExample"):
         serialized = convert_to_tensor(serialized, name="serialized")
-        sparse = [(k, f) for k, f in sorted(features.items()) if isinstance(f, VarLenFeature)]
-        dense = [(k, f) for k, f in sorted(features.items()) if not isinstance(f, VarLenFeature)]
+        items = sorted(features.items())
+        sparse = [(k, f) for k, f in items if isinstance(f, VarLenFeature)]
+        ragged = [(k, f) for k, f in items if isinstance(f, RaggedFeature)]
+        dense = [(k, f) for k, f in items if not isinstance(f, (VarLenFeature, RaggedFeature))]
+        for key, feature in ragged:
+            if feature.partitions:
+                raise NotImplementedError(
+                    f"RaggedFeature {key!r} with partitions (only flat rows are supported)"
+                )
         defaults, shapes = [], []
         for key, feature in dense:
             if not isinstance(feature, (FixedLenFeature, FixedLenSequenceFeature)):
@@ -79,14 +102,14 @@ def _parse(serialized: Any, features: dict, names: Any, name: str | None) -> dic
         attrs = {
             "num_sparse": len(sparse),
             "sparse_types": [_dtypes.as_dtype(f.dtype) for _, f in sparse],
-            "ragged_value_types": [],
-            "ragged_split_types": [],
+            "ragged_value_types": [_dtypes.as_dtype(f.dtype) for _, f in ragged],
+            "ragged_split_types": [_dtypes.as_dtype(f.row_splits_dtype) for _, f in ragged],
             "dense_shapes": shapes,
         }
         keys = (
             [k for k, _ in sparse] or _empty_strings(),
             [k for k, _ in dense] or _empty_strings(),
-            _empty_strings(),
+            [f.value_key or k for k, f in ragged] or _empty_strings(),
         )
         op = apply_op(
             "ParseExampleV2",
@@ -101,6 +124,10 @@ def _parse(serialized: Any, features: dict, names: Any, name: str | None) -> dic
         result[key] = SparseTensor(outs[i], outs[n + i], outs[2 * n + i])
     for i, (key, _) in enumerate(dense):
         result[key] = outs[3 * n + i]
+    first_ragged = 3 * n + len(dense)
+    for i, (key, _) in enumerate(ragged):
+        values, splits = outs[first_ragged + i], outs[first_ragged + len(ragged) + i]
+        result[key] = values if single else RaggedTensor(values, splits)
     return result
 
 
@@ -126,7 +153,7 @@ def parse_single_example(
         serialized = convert_to_tensor(serialized, name="serialized")
         if serialized.shape.ndims not in (None, 0):
             raise ValueError(f"Input serialized must be a scalar, got {serialized.shape}")
-        return _parse(serialized, features, example_names, None)
+        return _parse(serialized, features, example_names, None, single=True)
 
 
 def decode_raw(
