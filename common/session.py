@@ -38,7 +38,7 @@ from common.partition import partition
 from common.placer import place
 from common.rendezvous import LocalRendezvous, Rendezvous
 from common.resource_mgr import Scope
-from common.subgraph import DeviceInfo, rewrite_graph_for_execution
+from common.subgraph import DeviceInfo, prune_after_lowering, rewrite_graph_for_execution
 from protos import graph_pb2
 from protos.config_pb2 import OptimizerOptions
 
@@ -270,12 +270,14 @@ class Session:
         )
         # Always: with optimization off, only the functional-op lowering runs.
         options = self._optimizer_options
-        optimize_graph(
+        stats = optimize_graph(
             graph,
             options=options if options is not None else disabled_options(),
             keep=targets,
             rewrite_options=self._rewrite_options,
         )
+        if stats.functional_lowered:
+            prune_after_lowering(graph, result, targets)
         place(
             graph,
             [d.name for d in self.devices],

@@ -243,6 +243,14 @@ def _prune_for_targets(graph: Graph, fetch_nodes: list[Node], targets: list[str]
     algorithm.fixup_source_and_sink_edges(graph)
 
 
+def prune_after_lowering(graph: Graph, result: RewriteResult, targets: list[str]) -> None:
+    """Prune again once functional ops were lowered: TensorFlow lowers If/Case/While
+    before it prunes for a signature, so a branch output nothing fetched (and every node
+    only it needs, stateful or not) does not run. Feed nodes stay (their keys are set)."""
+    roots = list(result.fetch_nodes.values()) + list(result.feed_nodes.values())
+    _prune_for_targets(graph, roots, targets)
+
+
 def _check_endpoints(feeds: list[str], fetches: list[str], targets: list[str]) -> None:
     if not fetches and not targets:
         raise InvalidArgumentError("Must specify at least one target to fetch or execute.")

@@ -51,6 +51,7 @@ from common.subgraph import (
     DeviceInfo,
     attr_i,
     attr_s,
+    prune_after_lowering,
     rewrite_graph_for_execution,
     signed_incarnation,
 )
@@ -251,12 +252,14 @@ class MasterSession:
         )
         # CSE, constant folding, Identity and dead-node removal, as the session's
         # ConfigProto.graph_options.optimizer_options asks (TensorFlow's default: on).
-        optimize_graph(
+        stats = optimize_graph(
             graph,
             options=options_from_config(self.config),
             keep=targets,
             rewrite_options=self.config.graph_options.rewrite_options,
         )
+        if stats.functional_lowered:
+            prune_after_lowering(graph, result, targets)
         endpoints = list(result.feed_nodes.values()) + list(result.fetch_nodes.values())
         for node in endpoints:
             node.assigned_device = ""  # placed with the graph, then pinned below

@@ -75,3 +75,25 @@ def test_a_failed_step_reports_the_cause_not_the_aborted_recv_it_echoes():
     with sess, pytest.raises(InvalidArgumentError) as failed:
         sess.run(["n:0"], {"x:0": np.zeros(3, np.float32)})
     assert failed.value.node_name == "r"
+
+
+def test_a_lowered_cond_runs_only_the_fetched_outputs_as_tensorflow() -> None:
+    """The in-process session prunes after lowering, as TensorFlow: the unfetched output's
+    failing CheckNumerics and its side effect do not run."""
+    tf = pytest.importorskip("tensorflow.compat.v1")
+    from tensorflow.python.ops import cond_v2
+
+    graph = tf.Graph()
+    with graph.as_default():
+        v = tf.Variable(0.0, name="v")
+        x = tf.constant([1.0, 2.0])
+
+        def then():
+            return x * 2.0, tf.debugging.check_numerics(x / 0.0, "boom"), v.assign_add(1.0)
+
+        a, _, _ = cond_v2.cond_v2(tf.constant(True), then, lambda: (x * 3.0, x, v.read_value()))
+        read = v.read_value()
+    with Session(graph.as_graph_def().SerializeToString()) as sess:
+        sess.run([], targets=[v.initializer.name])
+        np.testing.assert_array_equal(sess.run([a.name])[0], [2.0, 4.0])
+        assert sess.run([read.name])[0] == 0.0

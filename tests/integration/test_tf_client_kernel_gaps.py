@@ -139,3 +139,31 @@ def test_a_device_that_does_not_exist_names_the_node_as_tensorflow(shared_cluste
         "to /job:worker/task:7 but available devices are"
     )
     assert ours[1].startswith(prefix) and theirs[1].startswith(prefix), (ours, theirs)
+
+
+def test_cond_v2_runs_only_the_fetched_branch_outputs_as_tensorflow(shared_cluster):
+    """TensorFlow lowers a functional If before it prunes for the fetches: an output
+    nothing fetched does not run, even when it would fail or has a side effect."""
+    from tensorflow.python.ops import cond_v2
+
+    def build(which: int):
+        def fetch():
+            v = tf1.Variable(0.0, name=_uid("v"))
+            x = tf.constant([1.0, 2.0])
+
+            def then():
+                bad = tf.debugging.check_numerics(x / 0.0, "boom")
+                return x * 2.0, bad, v.assign_add(1.0)
+
+            def orelse():
+                return x * 3.0, x, v.read_value()
+
+            outs = cond_v2.cond_v2(tf.constant(True), then, orelse)
+            with tf.control_dependencies([outs[which]]):
+                return [outs[which], v.read_value()]
+
+        return fetch
+
+    for which in (0, 2):  # a plain output; the side effect alone
+        assert str(_run(shared_cluster.target, build(which))) == str(_run("", build(which)))
+    assert _error(shared_cluster.target, build(1)) == _error("", build(1))
