@@ -33,6 +33,10 @@ from rpc import call_pool
 from rpc.recv_tensor import Finish, RecvTensorClient
 from rpc.worker_cache import canonical_task
 
+# start_here: how much tighter than the recv calls' own deadline a step's may be and still
+# count as no tighter (the step's budget was taken a moment before the calls start).
+DEADLINE_SLACK_S = 1.0
+
 
 class RemoteRendezvous:
     """One step's rendezvous on the worker `local_task`."""
@@ -92,8 +96,11 @@ class RemoteRendezvous:
         until the step ends: the first remote recv `start` issues on it is then awaited on
         it too, instead of on a pooled thread (two thread wake-ups less per step). Only
         when the step's `deadline` (time.monotonic) is no tighter than the recv calls' own
-        deadline, which then ends the wait; an abort cancels the call, as always."""
-        if self._client is None or deadline - time.monotonic() < self._client.timeout:
+        deadline, which then ends the wait; an abort cancels the call, as always. A step
+        with the worker's default budget (--step-timeout, the recv calls' timeout too)
+        started a moment before its calls: within DEADLINE_SLACK_S counts as no tighter."""
+        remaining = deadline - time.monotonic()
+        if self._client is None or remaining < self._client.timeout - DEADLINE_SLACK_S:
             start()
             return
         self._here = threading.get_ident()

@@ -93,6 +93,20 @@ def test_first_remote_recv_is_awaited_on_the_starting_thread_the_rest_pooled():
     assert rendezvous.num_calls_in_flight() == 0
 
 
+def test_a_step_with_the_workers_default_budget_awaits_on_the_starting_thread():
+    """GraphMgr gives a step without a deadline of its own --step-timeout, the length of
+    the recv calls' timeout, from a moment before they start: the step is no tighter."""
+    client = _FakeClient()
+    rendezvous = RemoteRendezvous(7, W0, client)  # type: ignore[arg-type]
+    (start, results), all_done = _recv_all(rendezvous, [_key("a")])
+
+    rendezvous.start_here(start, time.monotonic() + RECV_TIMEOUT)
+
+    assert all_done.wait(10.0)
+    assert results == {_key("a"): (1.0, False, None)}
+    assert client.waited_on[_key("a")] == threading.get_ident()
+
+
 def test_tighter_step_deadline_keeps_every_wait_off_the_starting_thread():
     client = _FakeClient()
     rendezvous = RemoteRendezvous(7, W0, client)  # type: ignore[arg-type]
