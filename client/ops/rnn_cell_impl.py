@@ -414,8 +414,29 @@ class MultiRNNCell(RNNCell):
         return cur_inp, array_ops.concat(new_states, 1)
 
 
+def _default_dropout_state_filter_visitor(substate: Any) -> Any:
+    """TF's default: no dropout on an LSTM's memory c, dropout everywhere else."""
+    if isinstance(substate, LSTMStateTuple):
+        return LSTMStateTuple(c=False, h=True)
+    return True
+
+
+def _dropout_flags(visitor: Any, structure: Any) -> list[bool]:
+    """Per flattened leaf of `structure`, whether the visitor lets it drop out (TF's
+    nest.get_traverse_shallow_structure: True on a sequence descends into it)."""
+    verdict = visitor(structure)
+    if isinstance(verdict, bool):
+        if verdict and isinstance(structure, (list, tuple)):
+            return [f for v in structure for f in _dropout_flags(visitor, v)]
+        return [verdict] * len(_flatten(structure))
+    return [bool(f) for f in _flatten(verdict)]
+
+
 class DropoutWrapper(RNNCell):
-    """Dropout on a cell's inputs, outputs and/or state (not variational)."""
+    """Dropout on a cell's inputs, outputs and/or state: fresh masks per step, or with
+    variational_recurrent=True one mask per session.run drawn when the wrapper is built
+    (shape [1, size], shared by the batch and every time step), as TF's
+    DropoutWrapperBase."""
 
     def __init__(
         self,
@@ -431,11 +452,8 @@ class DropoutWrapper(RNNCell):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        if variational_recurrent:
-            raise ValueError(
-                "DropoutWrapper: variational_recurrent is not supported by this client"
-            )
         self.cell = cell
+        self._state_filter = dropout_state_filter_visitor or _default_dropout_state_filter_visitor
         with _ops.name_scope("DropoutWrapperInit"):
 
             def tensor_and_const(v: Any) -> Any:
@@ -445,10 +463,37 @@ class DropoutWrapper(RNNCell):
             self._input_keep_prob, self._input_const = tensor_and_const(input_keep_prob)
             self._state_keep_prob, self._state_const = tensor_and_const(state_keep_prob)
             self._output_keep_prob, self._output_const = tensor_and_const(output_keep_prob)
+        for const in (self._input_const, self._state_const, self._output_const):
+            if const is not None and not 0 <= const <= 1:
+                raise ValueError(f"Parameter keep_prob must be between 0 and 1: {const}")
         self._seed = seed
+        self._variational = variational_recurrent
+        self._input_noise = self._state_noise = self._output_noise = None
+        if variational_recurrent:
+            if dtype is None:
+                raise ValueError("When variational_recurrent=True, dtype must be provided")
+            if self._input_const is None or self._input_const < 1.0:
+                if input_size is None:
+                    raise ValueError(
+                        "When variational_recurrent=True and input_keep_prob < 1.0 or is "
+                        "unknown, input_size must be provided"
+                    )
+                self._input_noise = self._batch_noise(input_size, "input", dtype)
+            self._state_noise = self._batch_noise(cell.state_size, "state", dtype)
+            self._output_noise = self._batch_noise(cell.output_size, "output", dtype)
 
     state_size = property(lambda self: self.cell.state_size)
     output_size = property(lambda self: self.cell.output_size)
+
+    def _batch_noise(self, sizes: Any, salt: str, dtype: Any) -> Any:
+        """Uniform [0, 1) noise of shape [1, size] per leaf of `sizes`."""
+        from client.ops.random_ops import random_uniform
+
+        noise = []
+        for i, size in enumerate(_flatten(sizes)):
+            shape = array_ops.concat(([1], TensorShape(size).as_list()), 0)
+            noise.append(random_uniform(shape, seed=self._gen_seed(salt, i), dtype=dtype))
+        return _pack_as(sizes, noise)
 
     def zero_state(self, batch_size: Any, dtype: Any) -> Any:
         with _ops.name_scope(type(self).__name__ + "ZeroState", values=[batch_size]):
@@ -460,23 +505,47 @@ class DropoutWrapper(RNNCell):
         digest = hashlib.md5((str(self._seed) + f"{salt_prefix}_{index}").encode("utf-8"))
         return int(digest.hexdigest()[:8], 16) & 0x7FFFFFFF
 
-    def _dropout(self, values: Any, salt: str, keep_prob: Any) -> Any:
+    @staticmethod
+    def _variational_value(value: Any, noise: Any, keep_prob: Any) -> Any:
+        """floor(keep_prob + noise) keeps with probability keep_prob; kept values scale."""
+        binary = math_ops.floor(keep_prob + noise)
+        out = math_ops.divide(value, keep_prob) * binary
+        out.set_shape(value.shape)
+        return out
+
+    def _dropout(
+        self, values: Any, salt: str, noise: Any, keep_prob: Any, flags: list | None = None
+    ) -> Any:
         flat = _flatten(values)
-        out = [
-            nn_ops.dropout(v, rate=1.0 - keep_prob, seed=self._gen_seed(salt, i))
-            for i, v in enumerate(flat)
-        ]
+        flags = flags if flags is not None else [True] * len(flat)
+        flat_noise = _flatten(noise) if self._variational else [None] * len(flat)
+        out = []
+        for i, (v, drop, n) in enumerate(zip(flat, flags, flat_noise)):
+            if not drop:
+                out.append(v)
+            elif self._variational:
+                out.append(self._variational_value(v, n, keep_prob))
+            else:
+                out.append(nn_ops.dropout(v, rate=1.0 - keep_prob, seed=self._gen_seed(salt, i)))
         return _pack_as(values, out)
 
     def __call__(self, inputs: Any, state: Any, scope: Any = None, **kwargs: Any) -> Any:
-        # A wrapper opens no variable scope of its own (TF's _RNNCellWrapperV1).
+        # A wrapper opens no variable scope of its own (TF's _RNNCellWrapperV1). A constant
+        # keep probability enters the graph as TF's Python float does.
+        def keep(const: float | None, tensor: Any) -> Any:
+            return tensor if const is None else const
+
         if self._input_const is None or self._input_const < 1:
-            inputs = self._dropout(inputs, "input", self._input_keep_prob)
+            p = keep(self._input_const, self._input_keep_prob)
+            inputs = self._dropout(inputs, "input", self._input_noise, p)
         output, new_state = self.cell(inputs, state, scope=scope, **kwargs)
         if self._state_const is None or self._state_const < 1:
-            new_state = self._dropout(new_state, "state", self._state_keep_prob)
+            p = keep(self._state_const, self._state_keep_prob)
+            flags = _dropout_flags(self._state_filter, new_state)
+            new_state = self._dropout(new_state, "state", self._state_noise, p, flags)
         if self._output_const is None or self._output_const < 1:
-            output = self._dropout(output, "output", self._output_keep_prob)
+            p = keep(self._output_const, self._output_keep_prob)
+            output = self._dropout(output, "output", self._output_noise, p)
         return output, new_state
 
 

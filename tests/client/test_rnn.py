@@ -175,3 +175,40 @@ def test_rnn_training_steps_like_tf():
         return steps
 
     _check(build)
+
+
+@pytest.mark.parametrize("variational", [False, True])
+@pytest.mark.parametrize("cell_name", ["lstm", "gru", "multi"])
+def test_dropout_wrapper_masks_like_tf(variational, cell_name):
+    """Seeded dropout on inputs, state (never an LSTM's c) and outputs, per step or
+    variational (one [1, size] mask per run, shared over time and batch): TensorFlow's
+    masks, outputs, states and gradients over two runs. Per-step masks go through
+    static_rnn: inside TensorFlow's while loop the iterations' draws from the one
+    dropout kernel run in no fixed order (parallel_iterations), so even TensorFlow's
+    own results vary there."""
+
+    def build(tf):
+        tf.set_random_seed(21)
+        x = tf.placeholder(tf.float32, [3, 5, 4], name="x")
+        cell = tf.nn.rnn_cell.DropoutWrapper(
+            CELLS[cell_name](tf),
+            input_keep_prob=0.8,
+            state_keep_prob=0.6,
+            output_keep_prob=0.7,
+            variational_recurrent=variational,
+            input_size=4,
+            dtype=tf.float32,
+            seed=5,
+        )
+        if variational:
+            outputs, state = tf.nn.dynamic_rnn(cell, x, dtype=tf.float32)
+        else:
+            outputs, state = tf.nn.static_rnn(cell, tf.unstack(x, axis=1), dtype=tf.float32)
+        grads = _grads(tf, outputs, state, x)
+
+        def steps(sess):
+            return [sess.run([outputs, state, grads], {x: X}) for _ in range(2)]
+
+        return steps
+
+    _check(build)
