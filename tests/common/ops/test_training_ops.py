@@ -8,7 +8,7 @@ import pytest
 
 from common.dtypes import DataType
 from common.errors import FailedPreconditionError, InvalidArgumentError
-from common.ops import registry
+from common.ops import registry, training_ops
 from common.ops.state_ops import Var
 from common.resource_mgr import ResourceMgr
 
@@ -394,3 +394,33 @@ def test_end_to_end_training_steps(optimizer, use_resource):
                     a, e, rtol=1e-4, atol=1e-6, err_msg=f"{optimizer} step {step}"
                 )
     ours.close()
+
+
+@pytest.mark.parametrize(
+    "opt,slots,scalars,attrs",
+    ORACLE,
+    ids=[f"{o[0]}-{i}" for i, o in enumerate(ORACLE)],
+)
+def test_large_update_by_chunks_equals_one_pass(opt, slots, scalars, attrs):
+    # Past 2 * UPDATE_CHUNK elements the dense rule runs chunk by chunk (the last one
+    # shorter): bit-identical to one pass of the rule over the whole arrays.
+    rng = np.random.default_rng(3)
+    shape = (training_ops.UPDATE_CHUNK // 256 * 3 + 5, 256)
+    init = {"var": rng.standard_normal(shape).astype(f32)}
+    for s in slots[1:]:
+        init[s] = (rng.random(shape) * 0.1).astype(f32)
+    rule = next(o for o in training_ops.OPTIMIZERS if o.name == opt)
+    vs = Vars()
+    ours = {s: vs.create(s, init[s]) for s in slots}
+    want = [init[s].copy() for s in slots]
+    for t in (1, 2):
+        grad = rng.standard_normal(shape).astype(f32)
+        _, values = _ordered("ResourceApply" + opt, ours, scalars(t), grad)
+        vs.apply("ResourceApply" + opt, values, **attrs)
+        op_def = registry.lookup_op("ResourceApply" + opt)
+        full = {a.name: a.default for a in op_def.attrs if a.has_default} | attrs
+        with np.errstate(all="ignore"):
+            # The kernel's scalars in the variable's dtype (global_step too).
+            rule.update(want, {k: f32(v) for k, v in scalars(t).items()}, grad, full)
+    for s, w in zip(slots, want):
+        np.testing.assert_array_equal(vs.read(ours[s]), w, err_msg=f"{opt} {s}")
