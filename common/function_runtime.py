@@ -26,7 +26,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from common import attr_value
+from common import attr_value, symbolic_gradient
 from common.device import Device
 from common.dtypes import DataType, as_proto_enum
 from common.errors import (
@@ -43,7 +43,7 @@ from common.graph.graph import Graph
 from common.ops.op_def_util import _add_arg_types, default_proto
 from common.ops.registry import DEAD, OpKernelContext
 from common.rendezvous import LocalRendezvous
-from protos import graph_pb2, node_def_pb2
+from protos import attr_value_pb2, graph_pb2, node_def_pb2
 
 DoneFn = Callable[[Any, Any], None]  # done(outputs, error)
 
@@ -255,6 +255,8 @@ class _BodyBuilder:
 
 def instantiate_function(flib: Any, name: str, attrs: Mapping[str, Any]) -> FunctionBody:
     """FunctionDef `name` of `flib` under `attrs` as a Graph (TF FunctionDefToBody)."""
+    if name == symbolic_gradient.GRADIENT_OP:
+        return _gradient_body(flib, attrs)
     fdef = flib.find(name) if flib is not None else None
     if fdef is None:
         raise NotFoundError(f"Function {name} is not defined.")
@@ -265,6 +267,35 @@ def instantiate_function(flib: Any, name: str, attrs: Mapping[str, Any]) -> Func
     graph = Graph(flib)
     import_graph_def(b.gd, graph, allow_internal_ops=True)
     return FunctionBody(name, graph, b.arg_types, b.ret_types)
+
+
+def _gradient_body(flib: Any, attrs: Mapping[str, Any]) -> FunctionBody:
+    """SymbolicGradient's body for its `f` (TF's FunctionLibraryRuntime instantiates the
+    op name "SymbolicGradient" this way): f's registered gradient function if it has one,
+    else the gradient built from f's body (common.symbolic_gradient)."""
+    f = attrs.get("f")
+    if isinstance(f, attr_value_pb2.AttrValue):
+        f = attr_value.to_python(f)
+    if f is None:
+        raise InvalidArgumentError("SymbolicGradient: missing attr 'f'")
+    fname = f if isinstance(f, str) else f.name
+    fattrs = {} if isinstance(f, str) else dict(f.attrs)
+    grad_name = flib.gradient(fname) if flib is not None else None
+    if grad_name:
+        return instantiate_function(flib, grad_name, fattrs)
+    fwd = instantiate_function(flib, fname, fattrs)
+    types = {}
+    for n in fwd.graph.op_nodes():
+        for k, t in enumerate(n.output_types):
+            types[n.name if k == 0 else f"{n.name}:{k}"] = t
+    gd = symbolic_gradient.build(
+        fwd.graph.to_graph_def(include_library=False), fwd.arg_types, fwd.ret_types, types, fname
+    )
+    graph = Graph(flib)
+    import_graph_def(gd, graph, allow_internal_ops=True)
+    arg_types = list(fwd.arg_types)
+    return FunctionBody(f"{symbolic_gradient.GRADIENT_OP}({fname})", graph,
+                        arg_types + list(fwd.ret_types), arg_types)  # fmt: skip
 
 
 def function_body_graph_def(flib: Any, name: str, attrs: Mapping[str, Any]) -> Any:

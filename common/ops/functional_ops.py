@@ -276,4 +276,28 @@ for _op in ("Case", "StatelessCase"):
     register_kernel(_op, is_async=True)(_case_factory)
 for _op in ("PartitionedCall", "StatefulPartitionedCall"):
     register_kernel(_op, is_async=True)(_call_factory)
+
+# The gradient of function `f` (common.symbolic_gradient builds its body when the
+# runtime instantiates the op name itself, as TensorFlow's function runtime does).
+register_op(
+    "SymbolicGradient",
+    inputs=["input: Tin"],
+    outputs=["output: Tout"],
+    attrs=["Tin: list(type) >= 1", "Tout: list(type) >= 1", "f: func"],
+)
+
+
+@register_kernel("SymbolicGradient", is_async=True)
+def _symbolic_gradient_factory(kc: KernelConstruction) -> ComputeFn:
+    attrs = {k: v for k, v in kc.attrs.items() if not k.startswith("_")}
+    n = len(kc.output_types)
+
+    def call(ctx: OpKernelContext, inputs: list) -> Calls:
+        outputs = yield ("SymbolicGradient", attrs, list(inputs))
+        _check_count(ctx, "SymbolicGradient", outputs, n)
+        return outputs
+
+    return _async_kernel(kc, call)
+
+
 register_kernel(FUNCTION_CALL_KERNEL, is_async=True)(function_call_factory)
