@@ -245,6 +245,8 @@ random = _NS(
     stateless_categorical=_random_ops.stateless_categorical,
     stateless_gamma=_random_ops.stateless_random_gamma,
     stateless_poisson=_random_ops.stateless_random_poisson,
+    stateless_binomial=_random_ops.stateless_random_binomial,
+    experimental=_NS(stateless_shuffle=_random_ops.stateless_shuffle),
 )
 # tf.compat.v1.initializers: TF1's init_ops under their short names.
 initializers = _NS(

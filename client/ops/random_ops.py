@@ -417,3 +417,38 @@ def stateless_random_poisson(
         s = _shape(shape)
         attrs = {"dtype": dtypes.as_dtype(dtype)}
         return apply_op("StatelessRandomPoisson", [s, seed, lam], attrs).outputs[0]
+
+
+def stateless_shuffle(
+    value: Any, seed: Any, alg: Any = "auto_select", name: str | None = None
+) -> Any:
+    """tf.random.experimental.stateless_shuffle: StatelessShuffle along dimension 0 from
+    the seed's key and counter."""
+    with _ops.name_scope(name, "stateless_shuffle", [value, seed]):
+        key, counter, a = get_key_counter_alg(seed, alg)
+        return apply_op("StatelessShuffle", [value, key, counter, a], {}).outputs[0]
+
+
+def stateless_random_binomial(
+    shape: Any,
+    seed: Any,
+    counts: Any,
+    probs: Any,
+    output_dtype: Any = dtypes.int32,
+    name: str | None = None,
+) -> Any:
+    """tf.random.stateless_binomial: probs (float32 unless typed) and counts (probs'
+    dtype unless typed) broadcast to the shape's trailing dimensions."""
+    import numpy as np
+
+    def typed(x: Any, default: Any, arg: str) -> Any:
+        if isinstance(x, (_ops.Tensor, np.ndarray, np.generic)):
+            return convert_to_tensor(x, name=arg)
+        return convert_to_tensor(x, dtype=default, name=arg)
+
+    with _ops.name_scope(name, "stateless_random_binomial", [shape, seed, counts, probs]):
+        s = _shape(shape)
+        probs_t = typed(probs, dtypes.float32, "probs")
+        counts_t = typed(counts, probs_t.dtype.base_dtype, "counts")
+        attrs = {"dtype": dtypes.as_dtype(output_dtype)}
+        return apply_op("StatelessRandomBinomial", [s, seed, counts_t, probs_t], attrs).outputs[0]
