@@ -17,7 +17,7 @@ import numpy as np
 
 from common import dtypes
 from common.dtypes import DataType
-from common.errors import InvalidArgumentError, UnimplementedError
+from common.errors import InvalidArgumentError
 from common.ops.registry import KernelConstruction, register_kernel, register_op
 from protos import example_pb2, feature_pb2
 
@@ -516,6 +516,20 @@ def parse_feature_lists(
     return [*indices, *values, *shapes, *dense_values, *lengths]
 
 
+def parse_ragged_feature_lists(seqs: list, ragged: list, node: str) -> list:
+    """feature_list ragged outputs: per key the values of every step of every example,
+    outer splits (steps per example) and inner splits (values per step); a missing
+    feature list has no steps."""
+    values, outer, inner = [], [], []
+    for key, dt, split_dt in ragged:
+        rows = [_steps(s, key, dt, node) or [] for s in seqs]
+        split_type = dtypes.as_numpy(split_dt)
+        values.append(_array([v for r in rows for step in r for v in step], dt))
+        outer.append(np.cumsum([0] + [len(r) for r in rows]).astype(split_type))
+        inner.append(np.cumsum([0] + [len(step) for r in rows for step in r]).astype(split_type))
+    return [*values, *outer, *inner]
+
+
 @register_kernel("ParseSequenceExampleV2")
 def _parse_sequence_example_v2(k: KernelConstruction) -> Compute:
     a = k.attrs
@@ -526,8 +540,6 @@ def _parse_sequence_example_v2(k: KernelConstruction) -> Compute:
         if serialized.ndim > 1:
             raise InvalidArgumentError("Expected serialized to be a scalar or vector", node)
         keys = [_strings(x) for x in inputs[2:8]]
-        if keys[2] or keys[5]:
-            raise UnimplementedError("ParseSequenceExampleV2 with ragged keys", node)
         assumed_empty = set(keys[4][i] for i, flag in enumerate(np.asarray(inputs[8]).reshape(-1))
                             if flag)  # fmt: skip
         defaults = inputs[9:]
@@ -546,15 +558,26 @@ def _parse_sequence_example_v2(k: KernelConstruction) -> Compute:
         parser = ExampleParser(
             list(zip(keys[0], a["context_sparse_types"])),
             list(zip(keys[1], a["Tcontext_dense"], a["context_dense_shapes"], defaults)),
-            [],
+            list(zip(keys[2], a["context_ragged_value_types"], a["context_ragged_split_types"])),
             node,
         )
-        sparse, dense, _, _ = parser.parse(contexts, [])
+        sparse, dense, ragged_values, ragged_splits = parser.parse(contexts, [])
         lists = parse_feature_lists(
             seqs, serialized.shape, list(zip(keys[3], a["feature_list_sparse_types"])),
             list(zip(keys[4], a["feature_list_dense_types"], a["feature_list_dense_shapes"])),
             assumed_empty, node,
         )  # fmt: skip
-        return [*sparse, *dense, *lists]
+        ragged_lists = parse_ragged_feature_lists(
+            seqs,
+            list(
+                zip(
+                    keys[5],
+                    a["feature_list_ragged_value_types"],
+                    a["feature_list_ragged_split_types"],
+                )
+            ),
+            node,
+        )
+        return [*sparse, *dense, *ragged_values, *ragged_splits, *lists, *ragged_lists]
 
     return compute
