@@ -187,3 +187,34 @@ def test_gradients_of_a_defun_on_the_cluster_as_tensorflow(shared_cluster):
     ours = _run(shared_cluster.target, build)
     for t, o in zip(theirs, ours, strict=True):
         np.testing.assert_allclose(o, t, rtol=1e-6, atol=1e-5)
+
+
+def _v1_loop(layout: str):
+    """A TF1 while loop (while_v2 off) entered on worker 1 with its body on worker 0."""
+
+    def build():
+        with tf.device("/job:worker/task:1"):
+
+            def body(i):
+                with tf.device("/job:worker/task:0"):
+                    return tf.constant(7) if layout == "constant" else i + 1
+
+            limit = {"never": 0, "constant": 5}.get(layout, 10)
+            cond = lambda i: i < limit  # noqa: E731
+            return tf1.while_loop(cond, body, [tf.constant(0)])
+
+    return build
+
+
+@pytest.mark.parametrize(("layout", "want"), [("carried", 10), ("constant", 7), ("never", 0)])
+def test_v1_loop_entered_on_another_task_than_its_body_returns(shared_cluster, layout, want):
+    """The "Enter on another task hangs" report: TensorFlow's layouts (control flow v1,
+    Enter on task 1, body on task 0; a body carrying only a constant; a loop that never
+    runs) return at once, with TensorFlow's values, within the step's timeout."""
+    from tensorflow.python.ops import control_flow_v2_toggles
+
+    control_flow_v2_toggles.disable_control_flow_v2()
+    try:
+        assert _run(shared_cluster.target, _v1_loop(layout)) == want
+    finally:
+        control_flow_v2_toggles.enable_control_flow_v2()
