@@ -60,6 +60,7 @@ from client.framework.tensor_shape import TensorShape  # noqa: F401
 from client.gradients import NotDifferentiable, RegisterGradient, gradients, no_gradient  # noqa: F401
 from client.ops import init_ops as _init_ops
 from client.ops import random_ops as _random_ops
+from client.ops import stateful_random_ops as _stateful_random_ops
 from client.ops.array_ops import (  # noqa: F401
     batch_to_space,
     batch_to_space_nd,
@@ -246,7 +247,13 @@ random = _NS(
     stateless_gamma=_random_ops.stateless_random_gamma,
     stateless_poisson=_random_ops.stateless_random_poisson,
     stateless_binomial=_random_ops.stateless_random_binomial,
-    experimental=_NS(stateless_shuffle=_random_ops.stateless_shuffle),
+    Generator=_stateful_random_ops.Generator,
+    create_rng_state=_stateful_random_ops.create_rng_state,
+    experimental=_NS(
+        stateless_shuffle=_random_ops.stateless_shuffle,
+        Generator=_stateful_random_ops.Generator,
+        create_rng_state=_stateful_random_ops.create_rng_state,
+    ),
 )
 # tf.compat.v1.initializers: TF1's init_ops under their short names.
 initializers = _NS(
