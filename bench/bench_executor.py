@@ -1,7 +1,11 @@
 """Benchmark, executor: per-step time of a chain of 1,000 scalar float32 AddV2 nodes fed
 by an _Arg, and of the same chain with a do-nothing kernel (the executor's own per-node
-cost). Prints JSON {"chain1000_step_ms": ..., "chain1000_trivial_kernel_step_ms": ...},
-medians over the timed steps."""
+cost); and the executor's CPU time per node executed (the thread's CPU clock, which a
+loaded machine inflates less than wall time) for straight-line nodes (the chain) and for
+the nodes of a v1 while loop (1,000 iterations of Merge/Switch/Identity/NextIteration
+bookkeeping around two scalar updates, built with our client, run in-process with graph
+optimizations off), without and with its gradient loop (forward-value stacks).
+Prints JSON, medians over the timed steps."""
 
 from __future__ import annotations
 
@@ -62,12 +66,63 @@ def median_step_ms(steps: int, length: int, op: str) -> float:
     return round(statistics.median(times[10:]) * 1e3, 3)
 
 
+def chain_cpu_ns_per_node(steps: int, length: int, op: str) -> float:
+    ex = Executor(chain_graph(length, op), DEVICE)
+    times = []
+    for step_id in range(steps + 10):
+        frame = CallFrame([np.float32(1.0)], 1)
+        step = StepState(step_id, DEVICE, call_frame=frame)
+        t0 = time.thread_time()
+        ex.run(step)
+        times.append(time.thread_time() - t0)
+    return round(statistics.median(times[10:]) * 1e9 / (length + 2), 1)
+
+
+def loop_cpu_ns_per_node(steps: int, iterations: int, gradient: bool) -> float:
+    """CPU ns per node executed of a v1 while loop (and its gradient loop)."""
+    import client as tf
+    from common.session import Session
+    from protos import config_pb2
+
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.placeholder(tf.float32, [], name="x")
+        _, a = tf.while_loop(
+            lambda i, a: i < iterations,
+            lambda i, a: (i + 1, a * 1.0001 + 0.5),
+            [tf.constant(0), x],
+        )
+        y = tf.gradients(a, x)[0] if gradient else a
+    sess = Session(g.as_graph_def(), optimize=False)
+    feeds = {"x:0": np.float32(1.0)}
+    metadata = config_pb2.RunMetadata()
+    sess.run(
+        [y.name],
+        feeds,
+        run_options=config_pb2.RunOptions(trace_level=config_pb2.RunOptions.FULL_TRACE),
+        run_metadata=metadata,
+    )
+    nodes = sum(len(d.node_stats) for d in metadata.step_stats.dev_stats)
+    times = []
+    for _ in range(steps + 2):
+        t0 = time.thread_time()
+        sess.run([y.name], feeds)  # one device: the executor runs on this thread
+        times.append(time.thread_time() - t0)
+    return round(statistics.median(times[2:]) * 1e9 / nodes, 1)
+
+
 def main(steps: int = 200, length: int = 1000) -> dict:
     _register_trivial_add()
     return {
         "chain1000_step_ms": median_step_ms(steps, length, "AddV2"),
         # The same chain with a trivial kernel: the executor's own cost.
         "chain1000_trivial_kernel_step_ms": median_step_ms(steps, length, "_BenchTrivialAdd"),
+        "chain_cpu_ns_per_node": chain_cpu_ns_per_node(steps, length, "AddV2"),
+        "chain_trivial_kernel_cpu_ns_per_node": chain_cpu_ns_per_node(
+            steps, length, "_BenchTrivialAdd"
+        ),
+        "while_loop_cpu_ns_per_node": loop_cpu_ns_per_node(20, 1000, gradient=False),
+        "while_loop_gradient_cpu_ns_per_node": loop_cpu_ns_per_node(10, 300, gradient=True),
     }
 
 
