@@ -99,10 +99,7 @@ def _model_keys(args: argparse.Namespace) -> list[str]:
 def run_ours(args: argparse.Namespace, sizes_mb: Sequence[int]) -> dict[str, float]:
     num_workers = max(suite.FANOUT_WORKERS) if _wanted(args.only, "fanout") else 2
     config = config_proto()
-    model_keys = _model_keys(args)
-    with LocalCluster(
-        num_workers, colocate=args.colocate, num_ps=1 if model_keys else 0
-    ) as cluster:
+    with LocalCluster(num_workers, colocate=args.colocate) as cluster:
 
         def open_session(graph_def: Any, session_config: Any = None) -> Any:
             return _Adapter(
@@ -122,31 +119,48 @@ def run_ours(args: argparse.Namespace, sizes_mb: Sequence[int]) -> dict[str, flo
             sizes_mb=sizes_mb,
             open_grpc_session=open_grpc_session,
         )
-        if args.vs_tensorflow and _wanted(args.only, "trivial_step_ms_tf_client"):
-            # An unmodified TensorFlow client driving our master (over gRPC, as it must).
-            from bench import tf_runtime
-
-            if tf_runtime.available():
-                tf_client = tf_runtime.run_client(
-                    f"grpc://{cluster.master_address}",
-                    cluster.worker_pids[0],
-                    num_workers,
-                    ["trivial"],
-                    args.quick,
-                    args.repeat,
-                    (),
-                )
-                out["trivial_step_ms_tf_client"] = tf_client["trivial_step_ms"]
         out.update(mlp_kernels(args, cluster.master_address))
-        if model_keys:
-            from bench import tf_runtime
+    out.update(run_tf_client(args, num_workers))
+    return out
 
-            out.update(
-                tf_runtime.tf_models_client(
-                    f"grpc://{cluster.master_address}", model_keys, args.quick, args.repeat
-                )
+
+def run_tf_client(args: argparse.Namespace, num_workers: int) -> dict[str, float]:
+    """The figures an unmodified TensorFlow client measures on our runtime (over gRPC, as
+    it must): trivial_step_ms_tf_client and bench.tf_models' (models, many clients).
+    They run in TensorFlow's layout, as TensorFlow's side of the comparison does
+    (bench.tf_runtime: one tf.distribute.Server per task, the client dialing worker 0,
+    whose process hosts the master): one `python -m server` per task (deploy.launcher,
+    TF_CONFIG), the layout TF_CONFIG deployments (Kubernetes, TFJob) run."""
+    from bench import tf_runtime
+    from deploy.launcher import LocalCluster as TaskCluster
+
+    model_keys = _model_keys(args)
+    trivial = (
+        args.vs_tensorflow
+        and tf_runtime.available()
+        and _wanted(args.only, "trivial_step_ms_tf_client")
+    )
+    if not (model_keys or trivial):
+        return {}
+    jobs = {"worker": num_workers, "ps": 1} if model_keys else {"worker": num_workers}
+    out: dict[str, float] = {}
+    with TaskCluster(jobs, layout="tensorflow") as tasks:
+        if trivial:
+            tf_client = tf_runtime.run_client(
+                tasks.target,
+                tasks.tasks["worker0"].proc.pid,
+                num_workers,
+                ["trivial"],
+                args.quick,
+                args.repeat,
+                (),
             )
-        return out
+            out["trivial_step_ms_tf_client"] = tf_client["trivial_step_ms"]
+        if model_keys:
+            out.update(
+                tf_runtime.tf_models_client(tasks.target, model_keys, args.quick, args.repeat)
+            )
+    return out
 
 
 class _Adapter:
@@ -267,6 +281,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if vs_tf:
         result.update(median_of_rounds(ratio_rounds))
     result["rounds"] = args.rounds
+    if any(k in result for k in ("trivial_step_ms_tf_client", *_model_keys(args))):
+        result["tf_client_layout"] = "tensorflow"  # run_tf_client: python -m server tasks
     if args.colocate:
         result["colocated"] = 1
     result["load_average_1m"] = round(os.getloadavg()[0], 2)

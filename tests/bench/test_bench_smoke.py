@@ -59,6 +59,31 @@ def test_bench_prints_one_json_object_with_the_keys():
     assert isinstance(result["worker_openblas_coretype"], str)
 
 
+def test_tensorflow_client_figures_run_in_tensorflows_layout():
+    """What an unmodified TensorFlow client measures on ours runs against `python -m
+    server` tasks, the client dialing worker 0 (whose process hosts the master), as
+    TensorFlow's side of the comparison does."""
+    pytest.importorskip("tensorflow")
+    cmd = [
+        sys.executable,
+        "-m",
+        "bench",
+        "--quick",
+        "--vs-tensorflow",
+        "--only",
+        "trivial_step_ms_tf_client",
+        "throughput_steps_per_s_1_clients",
+    ]
+    out = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=600, check=False)
+    assert out.returncode == 0, out.stderr[-3000:]
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["tf_client_layout"] == "tensorflow"
+    assert result["trivial_step_ms_tf_client"] > 0
+    assert result["throughput_steps_per_s_1_clients"] > 0
+    assert result["tf_throughput_steps_per_s_1_clients"] > 0
+    assert "ratio_throughput_steps_per_s_1_clients" in result
+
+
 def test_rounds_give_per_key_medians():
     rounds = [{"a": 1.0, "b": 5.0}, {"a": 3.0}, {"a": 2.0, "b": 7.0}]
     assert median_of_rounds(rounds) == {"a": 2.0, "b": 6.0}
