@@ -3,6 +3,8 @@ MasterService with hand-built GraphDefs (no TensorFlow needed)."""
 
 from __future__ import annotations
 
+import os
+
 import grpc
 import numpy as np
 import pytest
@@ -264,3 +266,23 @@ def test_kernel_error_on_one_worker_fails_step_everywhere(cluster):
     assert response.status_code == grpc.StatusCode.INVALID_ARGUMENT.value[0]
     assert "bad" in response.status_error_message
     assert cluster.live_steps() == {w.task_name: [] for w in cluster.workers}
+
+
+def test_ids_come_from_the_os_generator_a_buffer_at_a_time(monkeypatch):
+    """Step and request ids are unguessable (the OS's generator) but not one getrandom()
+    each: a step takes three, and each system call releases the GIL."""
+    from master import partition_runner
+
+    reads: list[int] = []
+    real = os.urandom
+
+    def counting(n: int) -> bytes:
+        reads.append(n)
+        return real(n)
+
+    monkeypatch.setattr(os, "urandom", counting)
+    monkeypatch.setattr(partition_runner, "_IDS", partition_runner._RandomWords())
+    ids = {partition_runner.new_id(57) for _ in range(1000)}
+    assert len(ids) == 1000 and all(0 < i < 2**57 for i in ids)
+    assert len(reads) == 2  # 512 ids a read
+    assert 0 < partition_runner.new_id(1) < 2
