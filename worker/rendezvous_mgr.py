@@ -29,6 +29,7 @@ from common.errors import AbortedError, DeadlineExceededError, OpError
 from worker.remote_rendezvous import RemoteRendezvous
 
 DEFAULT_EXPIRY_SECONDS = 3600.0
+_SWEEPS_PER_EXPIRY = 16
 DEFAULT_TOMBSTONE_SECONDS = 600.0
 DEFAULT_MAX_TOMBSTONES = 100_000
 
@@ -66,6 +67,7 @@ class RendezvousMgr:
         self._clock = clock
         self._lock = threading.Lock()
         self._table: dict[int, _Entry] = {}
+        self._next_sweep = float("-inf")  # _sweep scans the table from then on
         # step_id -> when it was cleaned up, oldest first.
         self._cleaned: collections.OrderedDict[int, float] = collections.OrderedDict()
         self._tombstone_seconds = tombstone_seconds
@@ -159,8 +161,15 @@ class RendezvousMgr:
             return len(self._table)
 
     def _sweep(self) -> list[tuple[int, _Entry]]:
+        """Drop the entries idle past the expiry, scanning the table at most every
+        expiry/_SWEEPS_PER_EXPIRY: every RunGraph and RecvTensor looks a step up, and a
+        scan per lookup cost each step time in the number of steps alive (32 clients:
+        dozens). An idle step so goes at most that much later than its expiry."""
         now = self._clock()
+        if now < self._next_sweep:  # a racy read: at worst one scan more
+            return []
         with self._lock:
+            self._next_sweep = now + self._expiry / _SWEEPS_PER_EXPIRY
             expired = [
                 (sid, e)
                 for sid, e in self._table.items()

@@ -60,6 +60,23 @@ def test_idle_steps_expire_unless_held():
     assert mgr.step_ids() == []
 
 
+def test_the_table_is_scanned_for_idle_steps_at_most_every_sixteenth_of_the_expiry():
+    """Lookups (every RunGraph and RecvTensor) do not each scan the table: an idle step
+    goes at the first sweep after its expiry, sweeps 10/16 s apart here."""
+    clock = _Clock()
+    mgr = _mgr(clock, expiry=10.0)
+    idle = mgr.find_or_create(1)  # swept at 0.0
+    clock.now = 9.9
+    mgr.find_or_create(2)  # swept: 1 is not idle long enough yet
+    clock.now = 10.2
+    mgr.find_or_create(3)  # within 10/16 s of the last sweep: no scan
+    assert mgr.step_ids() == [1, 2, 3] and idle.status is None
+    clock.now = 10.6
+    mgr.find_or_create(3)
+    assert mgr.step_ids() == [2, 3]
+    assert isinstance(idle.status, DeadlineExceededError)
+
+
 def test_abort_all():
     mgr = _mgr()
     rs = [mgr.find_or_create(i) for i in range(3)]
