@@ -79,14 +79,17 @@ def test_small_call_is_one_read_each_way_in_blocking_mode(server, monkeypatch):
     socket's mode per call."""
     counts: Counter = Counter()
 
-    class Counting(socket.socket):
+    class Counting(socket.socket):  # a read counts once it returns (the server's next
+        # one waits for a request that never comes)
         def recv(self, *args):
+            data = super().recv(*args)
             counts["recv"] += 1
-            return super().recv(*args)
+            return data
 
         def recv_into(self, *args):
+            n = super().recv_into(*args)
             counts["recv"] += 1
-            return super().recv_into(*args)
+            return n
 
         def settimeout(self, value):
             counts["settimeout"] += 1
