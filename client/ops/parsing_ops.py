@@ -232,12 +232,27 @@ def _decode_csv_shape(op: Any) -> list[Any]:
 
 
 # -- SequenceExamples ----------------------------------------------------------------------------
-def _sequence_parse(serialized: Any, context: dict, sequence: dict, names: Any) -> tuple:
+def _sequence_parse(
+    serialized: Any, context: dict, sequence: dict, names: Any, single: bool = False
+) -> tuple:
     """The ParseSequenceExampleV2 node (under the caller's scope) and its outputs as dicts."""
-    c_sparse = [(k, f) for k, f in sorted(context.items()) if isinstance(f, VarLenFeature)]
-    c_dense = [(k, f) for k, f in sorted(context.items()) if not isinstance(f, VarLenFeature)]
-    f_sparse = [(k, f) for k, f in sorted(sequence.items()) if isinstance(f, VarLenFeature)]
-    f_dense = [(k, f) for k, f in sorted(sequence.items()) if not isinstance(f, VarLenFeature)]
+
+    def split(features: dict) -> tuple[list, list, list]:
+        items = sorted(features.items())
+        ragged = [(k, f) for k, f in items if isinstance(f, RaggedFeature)]
+        for key, feature in ragged:
+            if feature.partitions:
+                raise NotImplementedError(
+                    f"RaggedFeature {key!r} with partitions (only flat rows are supported)"
+                )
+        return (
+            [(k, f) for k, f in items if isinstance(f, VarLenFeature)],
+            [(k, f) for k, f in items if not isinstance(f, (VarLenFeature, RaggedFeature))],
+            ragged,
+        )
+
+    c_sparse, c_dense, c_ragged = split(context)
+    f_sparse, f_dense, f_ragged = split(sequence)
     defaults, shapes = [], []
     for key, feature in c_dense:
         d, s = _dense_default(key, feature)
@@ -253,9 +268,15 @@ def _sequence_parse(serialized: Any, context: dict, sequence: dict, names: Any) 
         "feature_list_sparse_types": [_dtypes.as_dtype(f.dtype) for _, f in f_sparse],
         "feature_list_dense_types": [_dtypes.as_dtype(f.dtype) for _, f in f_dense],
         "feature_list_dense_shapes": [TensorShape(f.shape) for _, f in f_dense],
+        "context_ragged_value_types": [_dtypes.as_dtype(f.dtype) for _, f in c_ragged],
+        "context_ragged_split_types": [_dtypes.as_dtype(f.row_splits_dtype) for _, f in c_ragged],
+        "feature_list_ragged_value_types": [_dtypes.as_dtype(f.dtype) for _, f in f_ragged],
+        "feature_list_ragged_split_types": [
+            _dtypes.as_dtype(f.row_splits_dtype) for _, f in f_ragged
+        ],
     }
-    keys = [[k for k, _ in part] or _empty_strings()
-            for part in (c_sparse, c_dense, [], f_sparse, f_dense, [])]  # fmt: skip
+    keys = [[getattr(f, "value_key", None) or k for k, f in part] or _empty_strings()
+            for part in (c_sparse, c_dense, c_ragged, f_sparse, f_dense, f_ragged)]  # fmt: skip
     empty_flags = np.asarray(empty, dtype=bool)
     op = apply_op(
         "ParseSequenceExampleV2",
@@ -271,6 +292,10 @@ def _sequence_parse(serialized: Any, context: dict, sequence: dict, names: Any) 
     for k, _ in c_dense:
         ctx[k] = outs[pos]
         pos += 1
+    r = len(c_ragged)
+    for i, (k, _) in enumerate(c_ragged):
+        ctx[k] = outs[pos + i] if single else RaggedTensor(outs[pos + i], outs[pos + r + i])
+    pos += 2 * r
     m = len(f_sparse)
     lists: dict[str, Any] = {
         k: SparseTensor(outs[pos + i], outs[pos + m + i], outs[pos + 2 * m + i])
@@ -281,6 +306,11 @@ def _sequence_parse(serialized: Any, context: dict, sequence: dict, names: Any) 
     for i, (k, _) in enumerate(f_dense):
         lists[k] = outs[pos + i]
         lengths[k] = outs[pos + len(f_dense) + i]
+    pos += 2 * len(f_dense)
+    q = len(f_ragged)
+    for i, (k, _) in enumerate(f_ragged):
+        steps = RaggedTensor(outs[pos + i], outs[pos + 2 * q + i])
+        lists[k] = steps if single else RaggedTensor(steps, outs[pos + q + i])
     return ctx, lists, lengths
 
 
@@ -307,5 +337,6 @@ def parse_single_sequence_example(serialized: Any, context_features: Any = None,
             serialized = convert_to_tensor(serialized, name="serialized")
         with _ops.name_scope(None, "ParseSequenceExample"):
             ctx, lists, _ = _sequence_parse(serialized, context_features or {},
-                                            sequence_features or {}, example_name)  # fmt: skip
+                                            sequence_features or {}, example_name,
+                                            single=True)  # fmt: skip
     return ctx, lists

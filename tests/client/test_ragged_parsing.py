@@ -91,3 +91,44 @@ def test_partitions_are_refused_plainly():
             client.constant(SERIALIZED),
             {"ids": client.io.RaggedFeature(client.int64, partitions=(object(),))},
         )
+
+
+def _sequence_example(i: int) -> bytes:
+    t = tf_real.train
+    context = t.Features(feature={"ids": t.Feature(int64_list=t.Int64List(value=list(range(i))))})
+    lists = {
+        "w": t.FeatureList(
+            feature=[
+                t.Feature(float_list=t.FloatList(value=[0.5 * j] * (j % 3))) for j in range(i + 1)
+            ]
+        )
+    }
+    return t.SequenceExample(
+        context=context, feature_lists=t.FeatureLists(feature_list=lists)
+    ).SerializeToString()
+
+
+def test_ragged_sequence_features_names_and_values():
+    data = [_sequence_example(i) for i in range(4)]
+
+    def body(tf):
+        ctx, lists, _ = tf.io.parse_sequence_example(
+            tf.constant(data),
+            context_features={"ids": tf.io.RaggedFeature(tf.int64)},
+            sequence_features={"w": tf.io.RaggedFeature(tf.float32, row_splits_dtype=tf.int64)},
+        )
+        one_ctx, one_lists = tf.io.parse_single_sequence_example(
+            tf.constant(data[3]),
+            context_features={"ids": tf.io.RaggedFeature(tf.int64)},
+            sequence_features={"w": tf.io.RaggedFeature(tf.float32)},
+        )
+        return [ctx["ids"], lists["w"], one_ctx["ids"], one_lists["w"]]
+
+    (ours, theirs), (g_ours, g_theirs) = _both(body)
+    assert g_ours == g_theirs
+    _assert_ragged_equal(ours[0], theirs[0])
+    assert ours[1].to_list() == theirs[1].to_list()
+    np.testing.assert_array_equal(ours[1].row_splits, theirs[1].row_splits)
+    _assert_ragged_equal(ours[1].values, theirs[1].values)
+    np.testing.assert_array_equal(ours[2], theirs[2])
+    _assert_ragged_equal(ours[3], theirs[3])
