@@ -9,9 +9,13 @@ takes f's body (a registered gradient function of f is used instead, as TensorFl
 keeps the forward nodes, adds an `_Arg` per upstream gradient and walks the body backwards
 from its results, each op's gradient built from the table below as plain graph nodes;
 gradients meeting at one tensor are summed with AddN, an argument nothing reaches gets
-zeros. The table covers the common op set (elementwise math and activations, MatMul,
-Sum/Mean, Reshape, Cast, AddN, Identity); another op on a path from an argument to a
-result is Unimplemented, naming the op, its node and the function.
+zeros. The formulas are TensorFlow's C++ ones (tanh' as 1 - tanh^2, not TanhGrad) and
+gradients meeting at a tensor are summed in TensorFlow's order, so values match its own
+SymbolicGradient (to the last bit where no transcendental kernel is involved). The table
+covers the common op set (elementwise math and activations, Maximum/Minimum, MatMul and
+BatchMatMul, Sum/Mean, Reshape, Cast, AddN, Identity); another op on a path from an
+argument to a result is Unimplemented, naming the op, its node and the function
+(TensorFlow: NotFound "No gradient defined for op", for ops it has no C++ gradient of).
 
 Why here and not in client/ops/gradients: the runtime builds this (common may not import
 client), and the client's gradients are Python graph-building code over its own Tensor
@@ -29,7 +33,7 @@ import numpy as np
 
 from common import attr_value, dtypes
 from common.dtypes import DataType
-from common.errors import InvalidArgumentError, UnimplementedError
+from common.errors import UnimplementedError
 from protos import graph_pb2
 
 GRADIENT_OP = "SymbolicGradient"
@@ -115,9 +119,21 @@ def _mul(b: _Builder, n: Any, x: list[str], y: list[str], dy: list[str]) -> Grad
 
 
 def _div(b: _Builder, n: Any, x: list[str], y: list[str], dy: list[str]) -> Grad:
-    gx = b.binary("RealDiv", dy[0], x[1])
-    ratio = b.binary("RealDiv", b.binary("RealDiv", b.unary("Neg", x[0]), x[1]), x[1])
+    div = "Div" if n.op == "Div" else "RealDiv"
+    gx = b.binary(div, dy[0], x[1])
+    ratio = b.binary(div, b.unary("Neg", x[0]), b.unary("Square", x[1]))
     return list(b.reduce_to((gx, b.binary("Mul", dy[0], ratio)), x[0], x[1]))
+
+
+def _max_min(comparator: str) -> GradFn:
+    def grad(b: _Builder, n: Any, x: list[str], y: list[str], dy: list[str]) -> Grad:
+        t = b.types[dy[0]]
+        c = b.add(comparator, [x[0], x[1]], {"T": t}, [DataType.DT_BOOL])
+        mask = b.add("Cast", [c], {"SrcT": DataType.DT_BOOL, "DstT": t, "Truncate": False}, [t])
+        gx = b.binary("Mul", dy[0], mask)
+        return list(b.reduce_to((gx, b.binary("Sub", dy[0], gx)), x[0], x[1]))
+
+    return grad
 
 
 def _unary(fn: Callable[[_Builder, str, str, str], str]) -> GradFn:
@@ -127,13 +143,29 @@ def _unary(fn: Callable[[_Builder, str, str, str], str]) -> GradFn:
     return grad
 
 
-def _fused(op: str, output_first: bool = True) -> GradFn:
-    """TanhGrad(y, dy) and friends; ReluGrad(dy, x)."""
+def _tanh(b: _Builder, x: str, y: str, dy: str) -> str:
+    one = b.const(1, b.types[x])
+    return b.binary("Mul", dy, b.binary("Sub", one, b.unary("Square", b.unary("Tanh", x))))
 
-    def fn(b: _Builder, x: str, y: str, dy: str) -> str:
-        return b.binary(op, y, dy) if output_first else b.binary(op, dy, x)
 
-    return _unary(fn)
+def _sigmoid(b: _Builder, x: str, y: str, dy: str) -> str:
+    s = b.unary("Sigmoid", x)
+    return b.binary("Mul", dy, b.binary("Mul", s, b.binary("Sub", b.const(1, b.types[x]), s)))
+
+
+def _sqrt(b: _Builder, x: str, y: str, dy: str) -> str:
+    inv = b.unary("Reciprocal", b.unary("Sqrt", x))
+    return b.binary("Mul", dy, b.binary("Mul", b.const(0.5, b.types[x]), inv))
+
+
+def _rsqrt(b: _Builder, x: str, y: str, dy: str) -> str:
+    a = b.binary("Mul", b.const(-0.5, b.types[x]), b.unary("Reciprocal", x))
+    return b.binary("Mul", dy, b.binary("Mul", a, b.unary("Rsqrt", x)))
+
+
+def _reciprocal(b: _Builder, x: str, y: str, dy: str) -> str:
+    y2 = b.unary("Square", b.unary("Reciprocal", x))
+    return b.binary("Mul", dy, b.unary("Neg", y2))
 
 
 def _matmul(b: _Builder, n: Any, x: list[str], y: list[str], dy: list[str]) -> Grad:
@@ -212,13 +244,8 @@ def _reshape(b: _Builder, n: Any, x: list[str], y: list[str], dy: list[str]) -> 
 
 def _cast(b: _Builder, n: Any, x: list[str], y: list[str], dy: list[str]) -> Grad:
     src = b.types[x[0]]
-    if not (src in _FLOATS and b.types[dy[0]] in _FLOATS):
-        return [None]
     return [b.add("Cast", [dy[0]], {"SrcT": b.types[dy[0]], "DstT": src, "Truncate": False},
                   [src])]  # fmt: skip
-
-
-_FLOATS = (DataType.DT_HALF, DataType.DT_BFLOAT16, DataType.DT_FLOAT, DataType.DT_DOUBLE)
 
 
 def _square(b: _Builder, x: str, y: str, dy: str) -> str:
@@ -237,16 +264,20 @@ GRADIENTS: dict[str, GradFn] = {
     "Div": _div,
     "Neg": _unary(lambda b, x, y, dy: b.unary("Neg", dy)),
     "Square": _unary(_square),
-    "Exp": _unary(lambda b, x, y, dy: b.binary("Mul", dy, y)),
+    "Exp": _unary(lambda b, x, y, dy: b.binary("Mul", dy, b.unary("Exp", x))),
     "Log": _unary(lambda b, x, y, dy: b.binary("Mul", dy, b.unary("Reciprocal", x))),
     "Sin": _unary(lambda b, x, y, dy: b.binary("Mul", dy, b.unary("Cos", x))),
     "Cos": _unary(lambda b, x, y, dy: b.binary("Mul", dy, b.unary("Neg", b.unary("Sin", x)))),
-    "Tanh": _fused("TanhGrad"),
-    "Sigmoid": _fused("SigmoidGrad"),
-    "Sqrt": _fused("SqrtGrad"),
-    "Rsqrt": _fused("RsqrtGrad"),
-    "Reciprocal": _fused("ReciprocalGrad"),
-    "Relu": _fused("ReluGrad", output_first=False),
+    "Tanh": _unary(_tanh),
+    "Sigmoid": _unary(_sigmoid),
+    "Sqrt": _unary(_sqrt),
+    "Rsqrt": _unary(_rsqrt),
+    "Reciprocal": _unary(_reciprocal),
+    "Inv": _unary(_reciprocal),
+    "Abs": _unary(lambda b, x, y, dy: b.binary("Mul", dy, b.unary("Sign", x))),
+    "Relu": _unary(lambda b, x, y, dy: b.binary("ReluGrad", dy, x)),
+    "Maximum": _max_min("GreaterEqual"),
+    "Minimum": _max_min("LessEqual"),
     "MatMul": _matmul,
     "BatchMatMulV2": _batch_matmul,
     "BatchMatMul": _batch_matmul,
@@ -276,38 +307,86 @@ def build(fwd_gd: graph_pb2.GraphDef, arg_types: list[DataType], ret_types: list
     gd.node.extend(nd for nd in fwd_gd.node if nd.op != "_Retval")
     b = _Builder(gd, dict(types), fname)
     grads: dict[str, list[str]] = {}
-    for i, t in enumerate(ret_types):
-        dy = b.add("_Arg", [], {"T": t, "index": len(arg_types) + i}, [t])
-        grads.setdefault(_tensor(rets[i].input[0]), []).append(dy)
     needed = _from_args(fwd_gd, set(args.values()))
-    for nd in reversed(_topological(fwd_gd)):
-        if nd.op in ("_Arg", "_Retval") or nd.name not in needed:
-            continue
-        outs = [nd.name] + [f"{nd.name}:{k}" for k in range(1, _num_outputs(nd, types))]
-        summed = [_summed(b, grads.get(o, [])) for o in outs]
-        if all(d is None for d in summed):
-            continue
-        fn = GRADIENTS.get(nd.op)
-        if fn is None:
-            raise UnimplementedError(
-                f"SymbolicGradient: no gradient at run time for op '{nd.op}' (node "
-                f"'{nd.name}' of function '{fname}')",
-                nd.name,
-            )
-        dys = [d if d is not None else b.add("ZerosLike", [o], {"T": types[o]})
-               for d, o in zip(summed, outs, strict=True)]  # fmt: skip
-        data = [_tensor(s) for s in nd.input if not s.startswith("^")]
-        b.node = nd
-        for src, g in zip(data, fn(b, nd, data, outs, dys), strict=True):
-            if g is not None and src.split(":")[0] in needed:
-                grads.setdefault(src, []).append(g)
-        b.node = None
+    # TensorFlow's order (SymbolicGradientBuilder): a node is ready once every consumer
+    # on a path to a result has sent it a gradient; ready nodes run first come, first
+    # served, so gradients meeting at a tensor are summed in TensorFlow's order.
+    by_name = {nd.name: nd for nd in fwd_gd.node}
+    reachable = _to_results(fwd_gd, [_tensor(r.input[0]).split(":")[0] for r in rets.values()])
+    pending = dict.fromkeys(reachable, 0)
+    for nd in fwd_gd.node:
+        if nd.name in reachable:
+            for src in _data_inputs(nd):
+                pending[src.split(":")[0]] += 1
+    ready: list[str] = []
+
+    def send(tensor: str, grad: str | None) -> None:
+        if grad is not None:
+            grads.setdefault(tensor, []).append(grad)
+        src = tensor.split(":")[0]
+        pending[src] -= 1
+        if pending[src] == 0:
+            ready.append(src)
+
+    for i in range(len(ret_types)):
+        pending[_tensor(rets[i].input[0]).split(":")[0]] += 1
+    for i, t in enumerate(ret_types):
+        send(_tensor(rets[i].input[0]), b.add("_Arg", [], {"T": t, "index": len(arg_types) + i},
+                                              [t]))  # fmt: skip
+    while ready:
+        nd = by_name[ready.pop(0)]
+        data = _data_inputs(nd)
+        for src, g in zip(data, _backprop(b, nd, types, grads, needed, fname), strict=True):
+            send(src, g if src.split(":")[0] in needed else None)
     for i, t in enumerate(arg_types):
         dx = _summed(b, grads.get(args[i], []))
         if dx is None:
             dx = b.add("ZerosLike", [args[i]], {"T": t})
         b.add("_Retval", [dx], {"T": t, "index": i}, [])
     return gd
+
+
+def _backprop(b: _Builder, nd: Any, types: dict[str, DataType], grads: dict[str, list[str]],
+              needed: set[str], fname: str) -> Grad:  # fmt: skip
+    """The gradients `nd` sends its data inputs (None: no gradient flows there)."""
+    data = _data_inputs(nd)
+    if nd.op == "_Arg" or nd.name not in needed:
+        return [None] * len(data)
+    outs = [nd.name] + [f"{nd.name}:{k}" for k in range(1, _num_outputs(nd, types))]
+    summed = [_summed(b, grads.get(o, [])) for o in outs]
+    if all(d is None for d in summed):
+        return [None] * len(data)
+    fn = GRADIENTS.get(nd.op)
+    if fn is None:
+        raise UnimplementedError(
+            f"SymbolicGradient: no gradient defined at run time for op '{nd.op}' (node "
+            f"'{nd.name}' of function '{fname}'); give the Defun a python grad_func",
+            nd.name,
+        )
+    dys = [d if d is not None else b.add("ZerosLike", [o], {"T": types[o]})
+           for d, o in zip(summed, outs, strict=True)]  # fmt: skip
+    b.node = nd
+    try:
+        return fn(b, nd, data, outs, dys)
+    finally:
+        b.node = None
+
+
+def _data_inputs(nd: Any) -> list[str]:
+    return [_tensor(s) for s in nd.input if not s.startswith("^")]
+
+
+def _to_results(gd: graph_pb2.GraphDef, results: list[str]) -> set[str]:
+    """Nodes a data path leads from to a result (TF's GetReachableNodes)."""
+    by_name = {nd.name: nd for nd in gd.node}
+    seen, stack = set(results), list(results)
+    while stack:
+        for src in _data_inputs(by_name[stack.pop()]):
+            name = src.split(":")[0]
+            if name not in seen:
+                seen.add(name)
+                stack.append(name)
+    return seen
 
 
 def _summed(b: _Builder, parts: list[str]) -> str | None:
@@ -339,28 +418,3 @@ def _from_args(gd: graph_pb2.GraphDef, args: set[str]) -> set[str]:
                 seen.add(c)
                 stack.append(c)
     return seen
-
-
-def _topological(gd: graph_pb2.GraphDef) -> list[Any]:
-    by_name = {nd.name: nd for nd in gd.node}
-    order: list[Any] = []
-    state: dict[str, int] = {}
-    for root in gd.node:
-        stack = [(root.name, False)]
-        while stack:
-            name, done = stack.pop()
-            if done:
-                state[name] = 2
-                order.append(by_name[name])
-                continue
-            if state.get(name):
-                continue
-            state[name] = 1
-            stack.append((name, True))
-            for s in by_name[name].input:
-                src = s.lstrip("^").split(":")[0]
-                if src in by_name and not state.get(src):
-                    stack.append((src, False))
-    if len(order) != len(gd.node):
-        raise InvalidArgumentError("SymbolicGradient: the function body has a cycle")
-    return order

@@ -44,7 +44,31 @@ def test_gradients_of_a_defun_match_tensorflow() -> None:
 
     theirs, ours = _both(build)
     for t, o in zip(theirs, ours, strict=True):
-        np.testing.assert_allclose(o, t, rtol=1e-6, atol=1e-5)
+        np.testing.assert_allclose(o, t, rtol=1e-6, atol=1e-6)
+
+
+RATIONAL = {
+    "matmul_mul": lambda x, y: (tf.matmul(x, y) * x, tf.reduce_sum(tf.square(x), axis=0)),
+    "div_square": lambda x, y: y / (x * x + 1.0),
+    "max_min": lambda x, y: tf.maximum(x, y) * tf.minimum(y, 1.5),
+    "relu_mean": lambda x, y: tf.reduce_mean(tf.nn.relu(y - x)) - x,
+}
+
+
+@pytest.mark.parametrize("name", sorted(RATIONAL))
+def test_rational_ops_match_tensorflow_bit_for_bit(name: str) -> None:
+    """Without transcendental kernels (whose last bits differ from Eigen's) and with at
+    most two gradients meeting at a tensor (TensorFlow's grappler may regroup longer
+    sums), the gradient body computes TensorFlow's values exactly."""
+
+    def build():
+        f = function.Defun(tf.float32, tf.float32, func_name=f"f_{name}")(RATIONAL[name])
+        a, b = tf.constant(A), tf.constant(B)
+        return tf.gradients(f(a, b), [a, b])
+
+    theirs, ours = _both(build)
+    for t, o in zip(theirs, ours, strict=True):
+        np.testing.assert_array_equal(o, t)
 
 
 def test_an_argument_no_result_depends_on_gets_zeros() -> None:
@@ -61,7 +85,7 @@ def test_an_argument_no_result_depends_on_gets_zeros() -> None:
 
     theirs, ours = _both(build)
     for t, o in zip(theirs, ours, strict=True):
-        np.testing.assert_allclose(o, t, rtol=1e-6, atol=1e-5)
+        np.testing.assert_allclose(o, t, rtol=1e-6, atol=1e-6)
 
 
 def test_an_op_without_runtime_gradient_is_unimplemented() -> None:
@@ -75,7 +99,7 @@ def test_an_op_without_runtime_gradient_is_unimplemented() -> None:
         a = tf.constant(A)
         (grad,) = tf.gradients(f(a), [a])
     sess = Session(graph.as_graph_def().SerializeToString())
-    with sess, pytest.raises(UnimplementedError, match="op 'Cumsum' .*node 'Cumsum'"):
+    with sess, pytest.raises(UnimplementedError, match=r"op 'Cumsum' \(node 'Cumsum'"):
         sess.run([grad.name])
 
 

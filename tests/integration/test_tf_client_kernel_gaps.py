@@ -186,7 +186,7 @@ def test_gradients_of_a_defun_on_the_cluster_as_tensorflow(shared_cluster):
     theirs = _run("", build)
     ours = _run(shared_cluster.target, build)
     for t, o in zip(theirs, ours, strict=True):
-        np.testing.assert_allclose(o, t, rtol=1e-6, atol=1e-5)
+        np.testing.assert_allclose(o, t, rtol=1e-6, atol=1e-6)
 
 
 def _v1_loop(layout: str):
