@@ -398,6 +398,7 @@ from client import gfile as _gfile  # noqa: E402
 from client import image, io, python_io  # noqa: E402, F401
 from client.framework.ragged_tensor import RaggedTensor  # noqa: E402, F401
 from client.framework.sparse_tensor import SparseTensor, SparseTensorValue  # noqa: E402, F401
+from client.ops.image_pipeline_ops import random_crop  # noqa: E402, F401  (tf.random_crop)
 from client.ops.io_ops import matching_files, read_file, write_file  # noqa: E402, F401
 from client.ops.parsing_ops import (  # noqa: E402, F401
     FixedLenFeature,

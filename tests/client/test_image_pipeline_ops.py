@@ -157,3 +157,9 @@ def test_jpeg_window_and_shape_names_and_values():
     (ours, theirs), (g_ours, g_theirs) = _both(body)
     _assert_same(ours, theirs)
     assert _nodes(g_ours) == _nodes(g_theirs)
+
+
+def test_tf1_random_crop_alias():
+    import client.compat.v1 as tf
+
+    assert tf.random_crop is tf.image.random_crop
