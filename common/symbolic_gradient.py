@@ -12,8 +12,9 @@ gradients meeting at one tensor are summed with AddN, an argument nothing reache
 zeros. The formulas are TensorFlow's C++ ones (tanh' as 1 - tanh^2, not TanhGrad) and
 gradients meeting at a tensor are summed in TensorFlow's order, so values match its own
 SymbolicGradient (to the last bit where no transcendental kernel is involved). The table
-covers the common op set (elementwise math and activations, Maximum/Minimum, MatMul and
-BatchMatMul, Sum/Mean, Reshape, Cast, AddN, Identity); another op on a path from an
+covers the common op set (elementwise math and activations, Softmax, BiasAdd,
+Maximum/Minimum, MatMul and BatchMatMul, Sum/Mean, Reshape/ExpandDims/Squeeze,
+Transpose, Cast, AddN, Identity); another op on a path from an
 argument to a result is Unimplemented, naming the op, its node and the function
 (TensorFlow: NotFound "No gradient defined for op", for ops it has no C++ gradient of).
 
@@ -242,6 +243,34 @@ def _reshape(b: _Builder, n: Any, x: list[str], y: list[str], dy: list[str]) -> 
     return [b.add("Reshape", [dy[0], b.shape(x[0])], {"T": b.types[dy[0]], "Tshape": i32}), None]
 
 
+def _softmax(b: _Builder, n: Any, x: list[str], y: list[str], dy: list[str]) -> Grad:
+    i32 = DataType.DT_INT32
+    t = b.types[dy[0]]
+    sm = b.unary("Softmax", x[0])
+    total = b.add("Sum", [b.binary("Mul", dy[0], sm), b.const([-1], i32)],
+                  {"T": t, "Tidx": i32, "keep_dims": True})  # fmt: skip
+    return [b.binary("Mul", b.binary("Sub", dy[0], total), sm)]
+
+
+def _bias_add(b: _Builder, n: Any, x: list[str], y: list[str], dy: list[str]) -> Grad:
+    fmt = _attr(n, "data_format", "NHWC")
+    bias = b.add("BiasAddGrad", [dy[0]], {"T": b.types[dy[0]], "data_format": fmt})
+    return [b.unary("Identity", dy[0]), bias]
+
+
+def _transpose(b: _Builder, n: Any, x: list[str], y: list[str], dy: list[str]) -> Grad:
+    perm_t = b.types[x[1]]
+    inverse = b.add("InvertPermutation", [x[1]], {"T": perm_t}, [perm_t])
+    return [b.add("Transpose", [dy[0], inverse], {"T": b.types[dy[0]], "Tperm": perm_t}), None]
+
+
+def _reshape_back(b: _Builder, n: Any, x: list[str], y: list[str], dy: list[str]) -> Grad:
+    """ExpandDims, Squeeze: dy reshaped to x's shape (further inputs get none)."""
+    i32 = DataType.DT_INT32
+    back = b.add("Reshape", [dy[0], b.shape(x[0])], {"T": b.types[dy[0]], "Tshape": i32})
+    return [back] + [None] * (len(x) - 1)
+
+
 def _cast(b: _Builder, n: Any, x: list[str], y: list[str], dy: list[str]) -> Grad:
     src = b.types[x[0]]
     return [b.add("Cast", [dy[0]], {"SrcT": b.types[dy[0]], "DstT": src, "Truncate": False},
@@ -284,6 +313,11 @@ GRADIENTS: dict[str, GradFn] = {
     "Sum": _sum,
     "Mean": _mean,
     "Reshape": _reshape,
+    "ExpandDims": _reshape_back,
+    "Squeeze": _reshape_back,
+    "Transpose": _transpose,
+    "Softmax": _softmax,
+    "BiasAdd": _bias_add,
     "Cast": _cast,
 }
 

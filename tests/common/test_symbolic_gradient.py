@@ -52,6 +52,9 @@ RATIONAL = {
     "div_square": lambda x, y: y / (x * x + 1.0),
     "max_min": lambda x, y: tf.maximum(x, y) * tf.minimum(y, 1.5),
     "relu_mean": lambda x, y: tf.reduce_mean(tf.nn.relu(y - x)) - x,
+    "array_ops": lambda x, y: tf.squeeze(
+        tf.expand_dims(tf.nn.bias_add(tf.transpose(x), tf.reduce_sum(y, 0)), 0), [0]
+    ),
 }
 
 
@@ -69,6 +72,20 @@ def test_rational_ops_match_tensorflow_bit_for_bit(name: str) -> None:
     theirs, ours = _both(build)
     for t, o in zip(theirs, ours, strict=True):
         np.testing.assert_array_equal(o, t)
+
+
+def test_softmax_matches_tensorflow() -> None:
+    def build():
+        @function.Defun(tf.float32, tf.float32)
+        def f(x, y):
+            return tf.nn.softmax(x * y)
+
+        a, b = tf.constant(A), tf.constant(B)
+        return tf.gradients(f(a, b), [a, b], grad_ys=tf.constant(B * 3.0))
+
+    theirs, ours = _both(build)
+    for t, o in zip(theirs, ours, strict=True):
+        np.testing.assert_allclose(o, t, rtol=1e-6, atol=1e-6)
 
 
 def test_an_argument_no_result_depends_on_gets_zeros() -> None:
