@@ -3,7 +3,8 @@ workers, ps started by their CLIs): two client processes, one per worker, aggreg
 replicas' gradients in conditional accumulators on ps and take the chief's tokens, until
 the global step reaches STEPS. The same two programs run on TensorFlow's own runtime
 (tf.distribute.Server tasks) give the oracle: the same final variables and global step,
-through TensorFlow's client on our master and through `import client as tf`."""
+through TensorFlow's client on our master, through `import client as tf`, and with
+one replica of each."""
 
 from __future__ import annotations
 
@@ -24,13 +25,16 @@ pytestmark = pytest.mark.timeout(600)
 
 
 def _train(api: str, target: str) -> list[dict]:
+    """Both replicas through `api` ("tf", "client"), or "mixed": the chief ours, the other
+    TensorFlow's client."""
+    apis = ["client", "tf"] if api == "mixed" else [api, api]
     procs = [
         subprocess.Popen(
             [
                 sys.executable,
                 str(HERE / "between_graph_worker.py"),
                 "--api",
-                api,
+                apis[task],
                 "--task",
                 str(task),
                 "--target",
@@ -73,7 +77,7 @@ def tensorflow_runtime() -> Iterator[list[dict]]:
         server.wait(timeout=60)
 
 
-@pytest.mark.parametrize("api", ["tf", "client"])
+@pytest.mark.parametrize("api", ["tf", "client", "mixed"])
 def test_sync_replicas_match_tensorflow_runtime(fresh_cluster, tensorflow_runtime, api):
     ours = _train(api, fresh_cluster.target)
     theirs = tensorflow_runtime
