@@ -160,7 +160,7 @@ class _Hangups:
                 if not hasattr(select, "epoll"):
                     return False
                 self._epoll = select.epoll()
-                threading.Thread(target=self._run, name="flowrt-local-hangups", daemon=True).start()
+                threading.Thread(target=self._run, name="flowrt-hangups", daemon=True).start()
             fd = conn.fileno()
             callbacks = self._callbacks.get(fd)
             if callbacks is not None:

@@ -10,8 +10,15 @@ import pytest
 from worker.server import WorkerServer, start_local_cluster
 
 # The process-wide compute pool (common.device.thread_pool), shared-memory reaper
-# (rpc.shm) and cached RPC call pool (rpc.call_pool) outlive tests by design.
-_PERSISTENT_THREADS = ("flowrt-compute", "flowrt-shm-reaper", "flowrt-rpc-call", "flowrt-deadlines")
+# (rpc.shm), cached RPC call pool (rpc.call_pool), deadline watcher and the socket hang-up
+# watcher (rpc.local_rpc, started at the first watched call) outlive tests by design.
+_PERSISTENT_THREADS = (
+    "flowrt-compute",
+    "flowrt-shm-reaper",
+    "flowrt-rpc-call",
+    "flowrt-deadlines",
+    "flowrt-hangups",
+)
 
 
 def _our_threads() -> list[str]:
