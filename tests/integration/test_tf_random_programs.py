@@ -149,7 +149,9 @@ def test_seeded_training_gives_tensorflows_losses(shared_cluster, tf_mod):
     for step, (a, b) in enumerate(zip(losses, want_losses)):
         print(f"  step {step:2d}: {a:.6f} {b:.6f}")
     np.testing.assert_allclose(losses, want_losses, rtol=2e-5, atol=1e-6)
-    assert [f"{v:.4f}" for v in losses] == [f"{v:.4f}" for v in want_losses]
+    # What the program prints (six decimals) is TensorFlow's, step for step; the float32
+    # values themselves may differ in the last bits (numpy's GEMM sums in another order).
+    assert [f"{v:.6f}" for v in losses] == [f"{v:.6f}" for v in want_losses]
 
 
 def test_stateful_kernels_are_shared_across_registered_graphs(shared_cluster):
