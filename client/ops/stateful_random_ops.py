@@ -191,13 +191,9 @@ class Generator:
         dtype: Any = dtypes.float32,
         name: str | None = None,
     ) -> Any:
-        dtype = dtypes.as_dtype(dtype)
-        with _ops.name_scope(name, "stateful_normal", [shape, mean, stddev]) as scope:
-            shape = _shape_tensor(shape)
-            mean = convert_to_tensor(mean, dtype=dtype, name="mean")
-            stddev = convert_to_tensor(stddev, dtype=dtype, name="stddev")
-            rnd = self._stateless("StatelessRandomNormalV2", shape, {"dtype": dtype})
-            return math_ops.add(rnd * stddev, mean, name=scope)
+        return self._scaled(
+            "StatelessRandomNormalV2", "stateful_normal", shape, mean, stddev, dtype, name
+        )
 
     def truncated_normal(
         self,
@@ -207,12 +203,27 @@ class Generator:
         dtype: Any = dtypes.float32,
         name: str | None = None,
     ) -> Any:
+        return self._scaled(
+            "StatelessTruncatedNormalV2", "truncated_normal", shape, mean, stddev, dtype, name
+        )
+
+    def _scaled(
+        self,
+        op: str,
+        default_name: str,
+        shape: Any,
+        mean: Any,
+        stddev: Any,
+        dtype: Any,
+        name: str | None,
+    ) -> Any:
+        """`op`'s standard samples times stddev plus mean, as normal/truncated_normal build."""
         dtype = dtypes.as_dtype(dtype)
-        with _ops.name_scope(name, "truncated_normal", [shape, mean, stddev]) as scope:
+        with _ops.name_scope(name, default_name, [shape, mean, stddev]) as scope:
             shape = _shape_tensor(shape)
             mean = convert_to_tensor(mean, dtype=dtype, name="mean")
             stddev = convert_to_tensor(stddev, dtype=dtype, name="stddev")
-            rnd = self._stateless("StatelessTruncatedNormalV2", shape, {"dtype": dtype})
+            rnd = self._stateless(op, shape, {"dtype": dtype})
             return math_ops.add(rnd * stddev, mean, name=scope)
 
     def binomial(

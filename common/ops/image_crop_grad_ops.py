@@ -165,26 +165,20 @@ def crop_and_resize_grad_boxes(grads, image, boxes, box_ind) -> np.ndarray:
                 tl, tr = src[top, left], src[top, right]
                 bl, br = src[bottom, left], src[bottom, right]
                 top_grad = g[n, y, x]
-                if crop_h > 1:
-                    grad_y = ((F32(1) - x_lerp) * (bl - tl) + x_lerp * (br - tr)) * top_grad
-                    y_step = F32(F32(y) * h_ratio)
-                    terms[0].append(grad_y * F32(F32(height - 1) - y_step))
-                    terms[2].append(grad_y * y_step)
-                else:
-                    grad_y = ((F32(1) - x_lerp) * (bl - tl) + x_lerp * (br - tr)) * top_grad
-                    half = grad_y.astype(np.float64) * 0.5 * (height - 1)
-                    terms[0].append(half)
-                    terms[2].append(half)
-                if crop_w > 1:
-                    grad_x = ((F32(1) - y_lerp) * (tr - tl) + y_lerp * (br - bl)) * top_grad
-                    x_step = F32(F32(x) * w_ratio)
-                    terms[1].append(grad_x * F32(F32(width - 1) - x_step))
-                    terms[3].append(grad_x * x_step)
-                else:
-                    grad_x = ((F32(1) - y_lerp) * (tr - tl) + y_lerp * (br - bl)) * top_grad
-                    half = grad_x.astype(np.float64) * 0.5 * (width - 1)
-                    terms[1].append(half)
-                    terms[3].append(half)
+                grad_y = ((F32(1) - x_lerp) * (bl - tl) + x_lerp * (br - tr)) * top_grad
+                grad_x = ((F32(1) - y_lerp) * (tr - tl) + y_lerp * (br - bl)) * top_grad
+                for grad, step, crop, ratio, extent, lo, hi in (
+                    (grad_y, y, crop_h, h_ratio, height, 0, 2),
+                    (grad_x, x, crop_w, w_ratio, width, 1, 3),
+                ):
+                    if crop > 1:
+                        offset = F32(F32(step) * ratio)
+                        terms[lo].append(grad * F32(F32(extent - 1) - offset))
+                        terms[hi].append(grad * offset)
+                    else:
+                        half = grad.astype(np.float64) * 0.5 * (extent - 1)
+                        terms[lo].append(half)
+                        terms[hi].append(half)
         for k in range(4):
             if terms[k]:
                 out[n, k] = _sum_in_order(out[n, k], np.concatenate(terms[k]))
