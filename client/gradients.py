@@ -230,12 +230,11 @@ def _default_grad_ys(grad_ys: list[Any], ys: list[Any]) -> list[Any]:
     out = []
     for i, (y, gy) in enumerate(zip(ys, grad_ys)):
         if gy is None:
+            # TF's _DefaultGradYs: ones(shape(y), name="grad_ys_i"), so the Shape is named
+            # in the gradients scope itself ("gradients/Shape").
+            y_shape = array_ops.shape(y)
             with _ops.name_scope(f"grad_ys_{i}") as scope:
-                out.append(
-                    array_ops.fill(
-                        array_ops.shape(y), convert_to_tensor(1, dtype=y.dtype), name=scope
-                    )
-                )
+                out.append(array_ops.fill(y_shape, convert_to_tensor(1, dtype=y.dtype), name=scope))
         else:
             out.append(convert_to_tensor(gy, dtype=y.dtype))
     return out

@@ -208,3 +208,44 @@ def test_transpose_of_unknown_rank_graph_like_tf():
     with g.as_default():
         build(tf1)
     assert _layout(ours) == _layout(g.as_graph_def())
+
+
+def _reduction_gradients(api):
+    x = api.placeholder(api.float32, [2, 3], name="x")
+    u = api.placeholder(api.float32, [None, 3], name="u")
+    r = api.placeholder(api.float32, None, name="r")
+    grads = [
+        api.gradients(api.reduce_sum(x * x), x),
+        api.gradients(api.reduce_sum(x * x, axis=1), x),
+        api.gradients(api.reduce_sum(x, axis=1), x),
+        api.gradients(api.reduce_sum(x, axis=[0], keepdims=True), x),
+        api.gradients(api.reduce_mean(x, axis=-1), x),
+        api.gradients(api.reduce_sum(u * u, axis=1), u),
+        api.gradients(api.reduce_mean(u), u),
+        api.gradients(api.reduce_sum(r, axis=0), r),
+        api.gradients(api.reduce_sum(u, axis=api.constant(1) + 0), u),
+    ]
+    feeds = {
+        x: np.arange(6, dtype=np.float32).reshape(2, 3),
+        u: np.arange(12, dtype=np.float32).reshape(4, 3),
+        r: np.ones([2, 5], np.float32),
+    }
+    return lambda sess: sess.run(grads, feeds)
+
+
+def test_sum_and_mean_gradient_graphs_like_tf():
+    """TF's _SumGrad node for node: gradients/Shape for grad_ys, Reshape + Tile when shape
+    and axes are static (with _SafeShapeDiv's once-per-graph Maximum/floordiv),
+    DynamicStitch + BroadcastTo otherwise; _MeanGrad's Gather + Prod count."""
+    from tests.client.tf1_oracle import assert_close, run_both
+
+    ours, theirs, our_names, tf_names = run_both(_reduction_gradients)
+    assert sorted(our_names) == sorted(tf_names)
+    assert_close(ours, theirs)
+    tf.reset_default_graph()
+    _reduction_gradients(tf)
+    tf_real = pytest.importorskip("tensorflow")
+    g = tf_real.Graph()
+    with g.as_default():
+        _reduction_gradients(tf_real.compat.v1)
+    assert _layout(tf.get_default_graph().as_graph_def()) == _layout(g.as_graph_def())

@@ -4,6 +4,7 @@ Cast, ClipByValue, AddN, and the second-order gradients of SigmoidGrad/TanhGrad/
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import numpy as np
@@ -330,26 +331,75 @@ def _broadcast_back(x: Any, grad: Any, axes: Any) -> Any:
     return array_ops.broadcast_to(grad, shape)
 
 
+_REDUCED_SHAPE_CACHE: weakref.WeakKeyDictionary[Any, dict[Any, Any]] = weakref.WeakKeyDictionary()
+
+
+def _reduced_shape(input_shape: Any, axes: Any) -> Any:
+    """TF's math_ops.reduced_shape: the shape with reduced dims kept as 1, a numpy array
+    when shape and axes are constant, else DynamicStitch of the shape and ones."""
+    shape_value, axes_value = constant_value(input_shape), constant_value(axes)
+    if shape_value is not None and axes_value is not None:
+        dims = np.array(shape_value, np.int32)
+        dims[np.array(axes_value, np.int32)] = 1
+        return dims
+    axes = convert_to_tensor(axes)
+    input_rank = array_ops.size(input_shape, out_type=axes.dtype)
+    axes = (axes + input_rank) % input_rank
+    axes_shape = array_ops.shape(axes)
+    positions = math_ops.range(input_rank)
+    ones = array_ops.ones(axes_shape, dtype=input_shape.dtype)
+    return op1("DynamicStitch", [[positions, axes], [input_shape, ones]])
+
+
 @RegisterGradient("Sum")
 def _sum_grad(op: Any, grad: Any) -> Any:
-    return _broadcast_back(op.inputs[0], grad, op.inputs[1]), None
+    """TF's _SumGrad, node for node: Reshape + Tile when the reduced rank and axes are
+    known statically, else Reshape to the reduced shape + BroadcastTo."""
+    x = op.inputs[0]
+    if x.shape.ndims is not None:
+        axes = constant_value(op.inputs[1])
+        dims = x.shape.as_list()
+        if axes is not None and np.array_equal(axes, np.arange(len(dims))):
+            grad = array_ops.reshape(grad, [1] * len(dims))
+            if None not in dims:
+                multiples = constant(np.array(dims, np.int32))
+            else:
+                multiples = array_ops.shape(x)
+            return array_ops.tile(grad, multiples), None
+        if axes is not None and None not in dims:
+            key = (tuple(dims), tuple(np.reshape(axes, [-1]).tolist()))
+            cache = _REDUCED_SHAPE_CACHE.setdefault(_ops.get_default_graph(), {})
+            if key not in cache:
+                kept = np.array(dims, np.int32)
+                kept[np.array(axes, np.int32)] = 1
+                # TF's _SafeShapeDiv on the static shapes leaves its Maximum and floordiv
+                # nodes in the graph (once per graph, shape and axes: TF caches them);
+                # their values are used as constants.
+                math_ops.floordiv(tuple(dims), math_ops.maximum(kept, 1), name="floordiv")
+                cache[key] = (kept, np.array(dims, np.int32) // np.maximum(kept, 1))
+            kept, scaling = cache[key]
+            grad = array_ops.reshape(grad, tuple(int(d) for d in kept))
+            return array_ops.tile(grad, tuple(int(d) for d in scaling)), None
+    input_shape = array_ops.shape(x)
+    if not op.get_attr("keep_dims"):
+        grad = array_ops.reshape(grad, _reduced_shape(input_shape, op.inputs[1]))
+    return array_ops.broadcast_to(grad, input_shape), None
 
 
 @RegisterGradient("Mean")
 def _mean_grad(op: Any, grad: Any) -> Any:
     x = op.inputs[0]
-    sum_grad = _broadcast_back(x, grad, op.inputs[1])
+    sum_grad = _sum_grad(op, grad)[0]
     n_in, n_out = x.shape.num_elements(), op.outputs[0].shape.num_elements()
     if n_in is not None and n_out is not None:
         factor = constant(max(n_in // max(n_out, 1), 1), dtype=sum_grad.dtype)
-    else:
-        factor = math_ops.cast(
-            math_ops.maximum(
-                array_ops.size(x) // math_ops.maximum(array_ops.size(op.outputs[0]), 1), 1
-            ),
-            sum_grad.dtype,
-        )
-    return math_ops.truediv(sum_grad, factor), None
+        return math_ops.truediv(sum_grad, factor), None
+    input_shape = array_ops.shape(x)
+    input_rank = array_ops.size(input_shape)
+    axes = math_ops.cast(op.inputs[1], input_rank.dtype)
+    axes = (axes + input_rank) % input_rank
+    count = math_ops.reduce_prod(array_ops.gather(input_shape, axes))
+    return math_ops.truediv(sum_grad, math_ops.cast(count, sum_grad.dtype)), None
 
 
 def _min_or_max_grad(op: Any, grad: Any) -> Any:
