@@ -11,6 +11,7 @@ import numpy as np
 from client.framework import dtypes
 from client.framework import ops as _ops
 from client.framework.op_builder import (
+    _is_tensor_like,
     apply_op,
     constant,
     convert_to_tensor,
@@ -61,7 +62,8 @@ def _int_tensor(v: Any) -> Any:
     if isinstance(v, TensorShape):
         v = v.as_list()
     if isinstance(v, (list, tuple)) and any(isinstance(x, _ops.Tensor) for x in v):
-        return stack(list(v))
+        # Autopacked by the op's builder under the input's name ("Reshape/shape").
+        return list(v)
     if isinstance(v, _ops.Tensor):
         return v
     if isinstance(v, np.ndarray):
@@ -96,21 +98,44 @@ def concat(values: Any, axis: Any, name: str = "concat") -> Any:
 
 
 def stack(values: Any, axis: int = 0, name: str = "stack") -> Any:
+    """TF's stack: on axis 0 a list converts as a whole (one Const named `name` when it
+    holds no tensors, else autopacked: Consts named by index under `name`)."""
+    if axis == 0:
+        return convert_to_tensor(list(values), name=name)
     return _out(apply_op("Pack", [list(values)], {"axis": axis}, name))
 
 
 def _autopack(values: Any, dtype: Any = None, name: str = "packed") -> Any:
-    def conv(v: Any) -> Any:
-        if isinstance(v, (list, tuple)):
-            return stack([conv(x) for x in v])
-        return convert_to_tensor(v, dtype=dtype)
+    """TF's _autopacking_helper: tensors as they are, sublists holding tensors packed
+    under their index, the rest Consts named by index; one Pack named by the scope."""
+    if dtype is None:
+        first = next(v for v in _flatten_list(values) if _is_tensor_like(v))
+        dtype = convert_to_tensor(first).dtype
 
-    with _ops.name_scope(name) as scope:
-        items = [conv(x) for x in values]
-        ts = [t for t in items if isinstance(t, _ops.Tensor)]
-        dt = dtype or ts[0].dtype
-        items = [convert_to_tensor(x, dtype=dt) for x in items]
-        return _out(apply_op("Pack", [items], {"axis": 0}, scope))
+    def pack(items: Any, scope_name: str) -> Any:
+        # Every sublist opens its name scope, holding tensors or not, as TF's does (so a
+        # Const for a plain sublist "1" is named "1_1").
+        with _ops.name_scope(scope_name) as scope:
+            elems = [
+                pack(v, str(i)) if isinstance(v, (list, tuple)) else v for i, v in enumerate(items)
+            ]
+            if not builtins.any(_is_tensor_like(v) for v in elems):
+                return elems
+            elems = [
+                convert_to_tensor(v, dtype=dtype)
+                if _is_tensor_like(v)
+                else constant(v, dtype=dtype, name=str(i))
+                for i, v in enumerate(elems)
+            ]
+            return _out(apply_op("Pack", [elems], {"axis": 0}, scope))
+
+    return pack(values, name)
+
+
+def _flatten_list(v: Any) -> list[Any]:
+    if isinstance(v, (list, tuple)):
+        return [y for x in v for y in _flatten_list(x)]
+    return [v]
 
 
 register_autopack(_autopack)
@@ -194,9 +219,7 @@ def expand_dims(input: Any, axis: Any = None, name: str | None = None, dim: Any 
             "ExpandDims",
             [
                 input,
-                convert_to_tensor(axis, dtypes.int32)
-                if not isinstance(axis, _ops.Tensor)
-                else axis,
+                axis if isinstance(axis, _ops.Tensor) else np.asarray(axis, np.int32),
             ],
             {},
             name,

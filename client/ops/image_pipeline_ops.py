@@ -39,23 +39,6 @@ def _static_dims(image: Any, what: str) -> list[int]:
     return dims
 
 
-def _stack(values: list, name: str = "stack") -> _ops.Tensor:
-    """array_ops.stack on axis 0 as TensorFlow builds it: one Const when every value is
-    a Python number, else the autopacked Pack with Consts named by their index."""
-    if not any(isinstance(v, _ops.Tensor) for v in values):
-        return convert_to_tensor(values, name=name)
-    with _ops.name_scope(name) as scope:
-        elems = [
-            v if isinstance(v, _ops.Tensor) else convert_to_tensor(v, _dtypes.int32, name=str(i))
-            for i, v in enumerate(values)
-        ]
-        return apply_op("Pack", [elems], {"axis": 0}, scope).outputs[0]
-
-
-def _expand_dims(x: Any, axis: int, name: str | None = None) -> _ops.Tensor:
-    return apply_op("ExpandDims", [x, axis], {}, name).outputs[0]
-
-
 def _check(cond: bool, message: str) -> None:
     """image_ops_impl's _assert on static values: raise, or no assert op at all."""
     if not cond:
@@ -137,10 +120,10 @@ def _random_flip(image: Any, flip_index: int, seed: Any, scope_name: str) -> _op
             raise ValueError(f"'image' (shape {image.shape}) must have either 3 or 4 dimensions.")
         batch = array_ops.shape(image)[0]
         with _ops.name_scope(None, "random_uniform") as uniform_scope:
-            shape = _stack([batch], name="shape")
+            shape = array_ops.stack([batch], name="shape")
         uniform = random_uniform(shape, minval=0, maxval=1.0, seed=seed, name=uniform_scope)
         with _ops.name_scope(None, "Reshape") as reshape_scope:
-            flat_shape = _stack([batch, 1, 1, 1], name="shape")
+            flat_shape = array_ops.stack([batch, 1, 1, 1], name="shape")
         reshaped = apply_op("Reshape", [uniform, flat_shape], {}, reshape_scope).outputs[0]
         flips = math_ops.round(reshaped)
         flips = math_ops.cast(flips, image.dtype)
@@ -173,7 +156,7 @@ def rgb_to_grayscale(images: Any, name: str | None = None) -> _ops.Tensor:
             b = array_ops.reshape(weights, [3, 1])
             product = math_ops.matmul(a, b)
             gray = array_ops.reshape(product, dims[:-1], name=dot)
-        gray = _expand_dims(gray, -1)
+        gray = array_ops.expand_dims(gray, -1)
         return convert_image_dtype(gray, original, name=scope)
 
 
@@ -187,9 +170,9 @@ def grayscale_to_rgb(images: Any, name: str | None = None) -> _ops.Tensor:
         if images.shape.is_fully_defined() and images.shape[-1] != 1:
             raise ValueError("Last dimension of a grayscale image should be size 1.")
         images = with_dependencies([], images)
-        rank_1 = _expand_dims(array_ops.rank(images) - 1, 0)
+        rank_1 = array_ops.expand_dims(array_ops.rank(images) - 1, 0)
         multiples = array_ops.concat(
-            [array_ops.ones(rank_1, dtype=_dtypes.int32), _expand_dims(3, 0)], 0
+            [array_ops.ones(rank_1, dtype=_dtypes.int32), array_ops.expand_dims(3, 0)], 0
         )
         return array_ops.tile(images, multiples, name=scope)
 
@@ -219,7 +202,7 @@ def central_crop(image: Any, central_fraction: float) -> _ops.Tensor:
             begin, size = [h_start, w_start, 0], [h_size, w_size, -1]
         else:
             begin, size = [0, h_start, w_start, 0], [-1, h_size, w_size, -1]
-        cropped = array_ops.slice(image, _stack(begin), _stack(size))
+        cropped = array_ops.slice(image, array_ops.stack(begin), array_ops.stack(size))
         cropped.set_shape([*dims[:-3], h_size, w_size, dims[-1]])
         return cropped
 
@@ -227,7 +210,7 @@ def central_crop(image: Any, central_fraction: float) -> _ops.Tensor:
 def _batched(image: Any) -> tuple[Any, bool]:
     rank = image.shape.ndims
     if rank == 3:
-        return _expand_dims(image, 0), False
+        return array_ops.expand_dims(image, 0), False
     if rank != 4:
         raise ValueError(f"'image' (shape {image.shape}) must have either 3 or 4 dimensions.")
     return image, True
@@ -247,8 +230,8 @@ def crop_to_bounding_box(
         _check(width >= target_width + offset_width, "width must be >= target + offset.")
         _check(height >= target_height + offset_height, "height must be >= target + offset.")
         image = with_dependencies([], image)
-        begin = _stack([0, offset_height, offset_width, 0])
-        size = _stack(
+        begin = array_ops.stack([0, offset_height, offset_width, 0])
+        size = array_ops.stack(
             [
                 array_ops.shape(image)[0],
                 target_height,
@@ -276,7 +259,7 @@ def pad_to_bounding_box(
         _check(after_height >= 0, "height must be <= target - offset")
         image = with_dependencies([], image)
         paddings = array_ops.reshape(
-            _stack([0, 0, offset_height, after_height, offset_width, after_width, 0, 0]),
+            array_ops.stack([0, 0, offset_height, after_height, offset_width, after_width, 0, 0]),
             [4, 2],
         )
         padded = array_ops.pad(image, paddings)

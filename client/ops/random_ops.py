@@ -51,6 +51,8 @@ def _shape(shape: Any) -> Any:
 
     if isinstance(shape, (list, tuple)) and not any(isinstance(d, _ops.Tensor) for d in shape):
         return convert_to_tensor(shape, dtype=dtypes.int32, name="shape")
+    if isinstance(shape, (list, tuple)):
+        return convert_to_tensor(list(shape), name="shape")
     return array_ops._int_tensor(shape)
 
 

@@ -249,3 +249,28 @@ def test_sum_and_mean_gradient_graphs_like_tf():
     with g.as_default():
         _reduction_gradients(tf_real.compat.v1)
     assert _layout(tf.get_default_graph().as_graph_def()) == _layout(g.as_graph_def())
+
+
+def test_stack_and_expand_dims_constants_named_like_tf():
+    """stack on axis 0 converts the list as a whole (one Const, or autopacked Consts named
+    by index); ExpandDims' Python axis is the Const "ExpandDims/dim"."""
+    tf_real = pytest.importorskip("tensorflow")
+
+    def build(api):
+        a, b = api.constant(1.0), api.constant(2.0)
+        api.stack([a, b])
+        api.stack([1, 2, 3])
+        api.expand_dims(a, 0)
+        api.expand_dims(a, -1, name="last")
+        x = api.placeholder(api.float32, [None, 3])
+        n = api.shape(x)[0]
+        api.stack([n, 4])
+        api.stack([[n, 2], [3, 4]], name="nested")
+        api.stack([n, 5], axis=-1)
+        api.reshape(x, [n, -1, 1])
+
+    build(tf)
+    g = tf_real.Graph()
+    with g.as_default():
+        build(tf_real.compat.v1)
+    assert _layout(tf.get_default_graph().as_graph_def()) == _layout(g.as_graph_def())
