@@ -36,7 +36,7 @@ def _scatter(op_type: str):
         op = apply_op(op_type, [ref.handle, indices, updates], {}, name)
         # TF returns ref._lazy_read(op): the variable's value read after the update.
         with _ops.control_dependencies([op]):
-            return ref.read_value()
+            return ref._lazy_read()
 
     fn.__name__ = op_type
     return fn

@@ -230,7 +230,18 @@ class Variable:
         return apply_op("ReadVariableOp", [self._handle], {"dtype": self._dtype}).outputs[0]
 
     def read_value(self) -> Any:
+        """TF's read_value: "Read/ReadVariableOp" then an Identity in the caller's scope
+        and device (so the value can be placed where it is used)."""
+        from client.ops import array_ops
+
         with _ops.name_scope("Read"), self._on_device():
+            value = self._read_variable_op()
+        return array_ops.identity(value)
+
+    def _lazy_read(self) -> Any:
+        """The read after an update (TF's _UnreadVariable): a bare ReadVariableOp on the
+        variable's device, no "Read" scope and no Identity."""
+        with self._on_device():
             return self._read_variable_op()
 
     def initialized_value(self) -> Any:
@@ -258,7 +269,7 @@ class Variable:
         if not read_value:
             return op
         with self._graph.control_dependencies([op]):
-            return self.read_value()
+            return self._lazy_read()
 
     def assign(
         self, value: Any, use_locking: Any = None, name: str | None = None, read_value: bool = True

@@ -274,3 +274,38 @@ def test_stack_and_expand_dims_constants_named_like_tf():
     with g.as_default():
         build(tf_real.compat.v1)
     assert _layout(tf.get_default_graph().as_graph_def()) == _layout(g.as_graph_def())
+
+
+def test_resource_variable_reads_named_like_tf():
+    """read_value() is Read/ReadVariableOp plus an Identity in the caller's scope; an
+    update's result is the lazy read without one."""
+    tf_real = pytest.importorskip("tensorflow")
+
+    def build(api):
+        v = api.Variable([1.0, 2.0], use_resource=True, name="v")
+        v.read_value()
+        with api.name_scope("outer"):
+            v.read_value()
+        v.assign([3.0, 4.0])
+        v.assign_add([1.0, 1.0])
+
+    build(tf)
+    g = tf_real.Graph()
+    with g.as_default():
+        build(tf_real.compat.v1)
+    assert _layout(tf.get_default_graph().as_graph_def()) == _layout(g.as_graph_def())
+
+
+def test_resource_variable_read_value_value_like_tf():
+    from tests.client.tf1_oracle import assert_close, run_both
+
+    def build(api):
+        v = api.Variable([1.0, 2.0], use_resource=True, name="v")
+        read = v.read_value()
+        with api.control_dependencies([read]):
+            update = v.assign_add([1.0, 1.0])
+        return lambda sess: sess.run([read, update])
+
+    ours, theirs, names, tf_names = run_both(build)
+    assert_close(ours, theirs)
+    assert sorted(names) == sorted(tf_names)
