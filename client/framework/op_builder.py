@@ -159,8 +159,10 @@ def _convert_inputs(
         if arg.type_attr and arg.type_attr not in inferred:
             for v in value if arg.number_attr else [value]:
                 if _is_tensor_like(v):
-                    t = convert_to_tensor(v)
-                    inferred[arg.type_attr] = _dtypes.as_dtype(t.dtype).base_dtype.as_datatype_enum
+                    # A variable's dtype without reading it: converting here would leave
+                    # a stray ReadVariableOp beside the one pass 2 makes.
+                    dt = v.dtype if hasattr(v, "dtype") else convert_to_tensor(v).dtype
+                    inferred[arg.type_attr] = _dtypes.as_dtype(dt).base_dtype.as_datatype_enum
                     break
     flat: list[Tensor] = []
     first_arg_of: dict[str, str] = {}

@@ -309,3 +309,23 @@ def test_resource_variable_read_value_value_like_tf():
     ours, theirs, names, tf_names = run_both(build)
     assert_close(ours, theirs)
     assert sorted(names) == sorted(tf_names)
+
+
+def test_variable_inputs_read_once_like_tf():
+    """An op given a variable reads it once ("Fill/ReadVariableOp"), as TF does: inferring
+    the op's type attr from the variable makes no extra read."""
+    tf_real = pytest.importorskip("tensorflow")
+
+    def build(api):
+        n = api.Variable(3, use_resource=True, name="n")
+        w = api.Variable([1.0, -2.0], use_resource=True, name="w")
+        api.fill([2, 2], n)
+        api.add(w, 1.0)
+        api.maximum(w, 0.0, name="relu_like")
+        api.fill(api.shape(api.zeros([2, 3])), 1.0)
+
+    build(tf)
+    g = tf_real.Graph()
+    with g.as_default():
+        build(tf_real.compat.v1)
+    assert _layout(tf.get_default_graph().as_graph_def()) == _layout(g.as_graph_def())
