@@ -55,6 +55,12 @@ def constant_value(t: Any) -> np.ndarray | None:
         return np.array(op.inputs[0].shape.num_elements(), dtype=op.outputs[0].dtype.as_numpy_dtype)
     if op.type == "Rank" and op.inputs[0].shape.ndims is not None:
         return np.array(op.inputs[0].shape.ndims, dtype=np.int32)
+    if op.type == "Range":
+        vals = _constant_values(op.inputs)
+        if vals is None:
+            return None
+        start, limit, delta = (v.item() for v in vals)
+        return np.arange(start, limit, delta, dtype=op.outputs[0].dtype.as_numpy_dtype)
     if op.type in ("Identity", "StopGradient"):
         return constant_value(op.inputs[0])
     if op.type == "Cast":

@@ -207,7 +207,8 @@ def _ops_identity(x: Any, name: str | None) -> Any:
 def _reduction_axes(x: Any, axis: Any) -> Any:
     if axis is None:
         rank = x.shape.ndims
-        if rank is not None:
+        # TF's _ReductionDims tests `if x_rank:`, so a scalar gets Rank + Range too.
+        if rank:
             return constant(np.arange(rank, dtype=np.int32))
         return range(0, array_ops.rank(x), 1)
     return axis
@@ -229,7 +230,10 @@ def _reducer(op_type: str, default_name: str):
         if not isinstance(axes, _ops.Tensor):
             axes = np.asarray(axes, dtype=np.int32)
         # A Python axis becomes the op's "<name>/reduction_indices" Const, as in TF.
-        return _out(apply_op(op_type, [x, axes], {"keep_dims": keep}, name))
+        out = _out(apply_op(op_type, [x, axes], {"keep_dims": keep}, name))
+        if axis is None and not keep:
+            out.set_shape([])  # TF's _may_reduce_to_scalar
+        return out
 
     fn.__name__ = default_name
     return fn

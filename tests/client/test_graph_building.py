@@ -224,6 +224,8 @@ def _reduction_gradients(api):
         api.gradients(api.reduce_mean(u), u),
         api.gradients(api.reduce_sum(r, axis=0), r),
         api.gradients(api.reduce_sum(u, axis=api.constant(1) + 0), u),
+        api.gradients(api.reduce_mean(u, axis=api.constant(1) + 0), u),
+        api.gradients(api.reduce_mean(r * 2.0), r),
     ]
     feeds = {
         x: np.arange(6, dtype=np.float32).reshape(2, 3),
@@ -248,6 +250,25 @@ def test_sum_and_mean_gradient_graphs_like_tf():
     g = tf_real.Graph()
     with g.as_default():
         _reduction_gradients(tf_real.compat.v1)
+    assert _layout(tf.get_default_graph().as_graph_def()) == _layout(g.as_graph_def())
+
+
+def test_scalar_reductions_use_rank_and_range_like_tf():
+    """TF's _ReductionDims tests `if x_rank:`, so reducing a scalar over all axes builds
+    Rank + Range rather than an empty Const."""
+    tf_real = pytest.importorskip("tensorflow")
+
+    def build(api):
+        s = api.constant(2.0)
+        api.reduce_sum(s)
+        api.reduce_prod(s)
+        api.reduce_mean(s)
+        api.reduce_max(s, name="m")
+
+    build(tf)
+    g = tf_real.Graph()
+    with g.as_default():
+        build(tf_real.compat.v1)
     assert _layout(tf.get_default_graph().as_graph_def()) == _layout(g.as_graph_def())
 
 
