@@ -60,10 +60,10 @@ def _mul_grad(op: Any, grad: Any) -> Any:
     x, y = op.inputs
     if _shapes_equal(x, y, grad) and grad.dtype in (dtypes.int32, dtypes.float32):
         return math_ops.multiply(grad, y), math_ops.multiply(grad, x)
+    # TF's _MulGrad builds both products before _ReduceGradientArgs' shapes.
+    gx, gy = math_ops.multiply(grad, y), math_ops.multiply(x, grad)
     sx, sy, rx, ry = _broadcast(op)
-    return reduce_to(math_ops.multiply(grad, y), rx, sx), reduce_to(
-        math_ops.multiply(x, grad), ry, sy
-    )
+    return reduce_to(gx, rx, sx), reduce_to(gy, ry, sy)
 
 
 def _quotient_grad(op: Any, grad: Any, div: Any) -> Any:
