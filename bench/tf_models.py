@@ -8,6 +8,8 @@ TensorFlow's; both clusters have jobs "worker" and "ps").
     (a v1 while loop: Enter/Exit/NextIteration, TensorArrays), mean-square loss, Adam;
   * throughput_steps_per_s_{N}_clients: N client threads, one session each, running the
     small cross-worker step (bench.workloads.trivial) for a fixed time; steps per second;
+    throughput_steps_per_s_32_clients_4_processes: the same 32 sessions from 4 client
+    processes of 8 threads (the client's own GIL out of the way);
   * plan_ms_100k_control_inputs: one NoOp with 100,000 control inputs from NoOps on two
     worker tasks (bench.workloads.control_inputs); the first run (the client extends the
     session, the master plans and registers, the step runs) less a later step.
@@ -23,6 +25,8 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Sequence
@@ -31,6 +35,10 @@ from typing import Any
 import numpy as np
 
 THROUGHPUT_CLIENTS = (1, 8, 32)
+# 32 clients as client processes, 8 sessions each: TensorFlow's client in one process
+# serialises part of each call on the GIL; separate processes do not.
+THROUGHPUT_PROCESSES = 4
+THROUGHPUT_PROCESS_KEY = "throughput_steps_per_s_32_clients_4_processes"
 MODELS = ("cnn_step_ms", "lstm_step_ms")
 PLAN = "plan_ms_100k_control_inputs"
 
@@ -162,8 +170,8 @@ def time_model(tf: Any, target: str, build: Any, steps: int, config: Any) -> flo
     return statistics.median(times) * 1e3
 
 
-def throughput(tf: Any, target: str, clients: int, seconds: float, config: Any) -> float:
-    """Steps per second of `clients` threads, one session each, for `seconds`."""
+def _open_sessions(tf: Any, target: str, clients: int, config: Any) -> tuple[Any, list]:
+    """The trivial workload and `clients` sessions on it, each checked once."""
     from bench import workloads
 
     w = workloads.trivial()
@@ -177,6 +185,13 @@ def throughput(tf: Any, target: str, clients: int, seconds: float, config: Any) 
         sess.run(w.init_targets)
         w.check(sess.run(w.fetch))
         sessions.append(sess)
+    return w, sessions
+
+
+def _drive(w: Any, sessions: list, seconds: float, ready: Any = None) -> tuple[int, float]:
+    """(steps done, seconds elapsed): one thread per session for `seconds`. `ready`, when
+    given, is called once every thread is waiting; it returns when they should start."""
+    clients = len(sessions)
     counts = [0] * clients
     start = threading.Barrier(clients + 1)
     stop = threading.Event()
@@ -194,6 +209,8 @@ def throughput(tf: Any, target: str, clients: int, seconds: float, config: Any) 
     threads = [threading.Thread(target=loop, args=(k,)) for k in range(clients)]
     for t in threads:
         t.start()
+    if ready is not None:
+        ready()
     start.wait()
     t0 = time.perf_counter()
     time.sleep(seconds)
@@ -206,7 +223,67 @@ def throughput(tf: Any, target: str, clients: int, seconds: float, config: Any) 
         sess.close()
     if errors:
         raise errors[0]
+    return done, elapsed
+
+
+def throughput(tf: Any, target: str, clients: int, seconds: float, config: Any) -> float:
+    """Steps per second of `clients` threads, one session each, for `seconds`."""
+    w, sessions = _open_sessions(tf, target, clients, config)
+    done, elapsed = _drive(w, sessions, seconds)
     return done / elapsed
+
+
+def throughput_processes(target: str, processes: int, clients: int, seconds: float) -> float:
+    """Steps per second of `processes` client processes with `clients` threads each (one
+    session per thread), started together: each child opens its sessions, says "ready",
+    waits for "go" on stdin, runs for `seconds` and prints its steps."""
+    cmd = [sys.executable, "-m", "bench.tf_models", "--target", target]
+    cmd += ["--drive", str(clients), "--seconds", str(seconds)]
+    children = [
+        subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        for _ in range(processes)
+    ]
+    try:
+        for child in children:
+            assert child.stdout is not None
+            line = child.stdout.readline().strip()
+            if line != "ready":
+                raise RuntimeError(f"bench.tf_models --drive: expected 'ready', got {line!r}")
+        for child in children:
+            assert child.stdin is not None
+            child.stdin.write("go\n")
+            child.stdin.flush()
+        rates = []
+        for child in children:
+            out, _ = child.communicate(timeout=seconds + 120)
+            if child.returncode != 0:
+                raise RuntimeError(f"bench.tf_models --drive exited {child.returncode}")
+            done, elapsed = json.loads(out.strip().splitlines()[-1])
+            rates.append(done / elapsed)
+        return sum(rates)
+    finally:
+        for child in children:
+            if child.poll() is None:
+                child.kill()
+                child.wait()
+
+
+def _drive_main(target: str, clients: int, seconds: float) -> None:
+    """The child side of throughput_processes."""
+    import tensorflow as tf
+
+    from bench.workloads import config_proto
+
+    config = tf.compat.v1.ConfigProto.FromString(config_proto().SerializeToString())
+    w, sessions = _open_sessions(tf, target, clients, config)
+
+    def ready() -> None:
+        print("ready", flush=True)
+        if sys.stdin.readline().strip() != "go":
+            raise SystemExit("bench.tf_models --drive: no 'go' on stdin")
+
+    done, elapsed = _drive(w, sessions, seconds, ready)
+    print(json.dumps([done, elapsed]), flush=True)
 
 
 def plan_ms(tf: Any, target: str, num_inputs: int, config: Any) -> float:
@@ -238,7 +315,12 @@ def wanted(only: Sequence[str] | None, key: str) -> bool:
 
 def keys(only: Sequence[str] | None) -> list[str]:
     """The figures of this module that `only` selects."""
-    all_keys = [*MODELS, PLAN, *(f"throughput_steps_per_s_{n}_clients" for n in THROUGHPUT_CLIENTS)]
+    all_keys = [
+        *MODELS,
+        PLAN,
+        *(f"throughput_steps_per_s_{n}_clients" for n in THROUGHPUT_CLIENTS),
+        THROUGHPUT_PROCESS_KEY,
+    ]
     return [k for k in all_keys if wanted(only, k)]
 
 
@@ -260,6 +342,12 @@ def run(target: str, only: Sequence[str] | None, quick: bool, repeat: int) -> di
         key = f"throughput_steps_per_s_{n}_clients"
         if wanted(only, key):
             out[key] = throughput(tf, target, n, (1.0 if quick else 3.0) * repeat, config)
+    if wanted(only, THROUGHPUT_PROCESS_KEY):
+        per = 32 // THROUGHPUT_PROCESSES
+        seconds = (1.0 if quick else 3.0) * repeat
+        out[THROUGHPUT_PROCESS_KEY] = throughput_processes(
+            target, THROUGHPUT_PROCESSES, per, seconds
+        )
     return {k: round(v, 3) for k, v in out.items()}
 
 
@@ -269,7 +357,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument("--only", nargs="+", default=None)
     p.add_argument("--quick", action="store_true")
     p.add_argument("--repeat", type=int, default=1)
+    p.add_argument("--drive", type=int, default=0, help=argparse.SUPPRESS)
+    p.add_argument("--seconds", type=float, default=3.0, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
+    if args.drive:
+        _drive_main(args.target, args.drive, args.seconds)
+        return
     print(json.dumps(run(args.target, args.only, args.quick, args.repeat)))
 
 

@@ -84,6 +84,18 @@ def test_tensorflow_client_figures_run_in_tensorflows_layout():
     assert "ratio_throughput_steps_per_s_1_clients" in result
 
 
+def test_throughput_from_client_processes_adds_their_steps():
+    """Client processes each open their sessions, start together on "go" and report their
+    steps; the figure is the sum of their rates."""
+    pytest.importorskip("tensorflow")
+    from bench import tf_models
+    from deploy.launcher import LocalCluster as TaskCluster
+
+    with TaskCluster({"worker": 2, "ps": 1}, layout="tensorflow") as tasks:
+        rate = tf_models.throughput_processes(tasks.target, processes=2, clients=2, seconds=0.5)
+    assert rate > 0
+
+
 def test_rounds_give_per_key_medians():
     rounds = [{"a": 1.0, "b": 5.0}, {"a": 3.0}, {"a": 2.0, "b": 7.0}]
     assert median_of_rounds(rounds) == {"a": 2.0, "b": 6.0}
@@ -136,6 +148,7 @@ def test_model_figures_are_picked_by_prefix():
         "throughput_steps_per_s_1_clients",
         "throughput_steps_per_s_8_clients",
         "throughput_steps_per_s_32_clients",
+        "throughput_steps_per_s_32_clients_4_processes",
     ]
     assert tf_models.keys(["cnn", "plan_ms"]) == ["cnn_step_ms", "plan_ms_100k_control_inputs"]
     assert tf_models.keys(["trivial"]) == []
