@@ -105,9 +105,14 @@ class ResourceMgr:
 class Scope:
     """Who registered some graphs (a worker session, an in-process session): kernels of
     those graphs hang the release of their private resources on it (`on_close`), and
-    `close()` runs those callbacks once, when the owner goes away. Thread-safe."""
+    `close()` runs those callbacks once, when the owner goes away. Thread-safe.
 
-    def __init__(self) -> None:
+    `intra_op_threads` is the owner's ConfigProto.intra_op_parallelism_threads (0: one per
+    core): the pool TensorFlow would shard a kernel over, which decides the numbers of
+    kernels whose results depend on the cut (common.ops.random.shard)."""
+
+    def __init__(self, intra_op_threads: int = 0) -> None:
+        self.intra_op_threads = max(0, intra_op_threads)
         self._lock = threading.Lock()
         self._callbacks: list[Callable[[], None]] = []
         self.closed = False

@@ -167,7 +167,8 @@ class Session:
         self._cache: dict[tuple, _Signature] = {}
         self._step_ids = itertools.count(1)
         self._closed = False
-        self._scope = Scope()  # resources private to this session's kernels
+        # Resources private to this session's kernels, and the pool size they shard for.
+        self._scope = Scope(config.intra_op_parallelism_threads if config is not None else 0)
         if graph_def is not None:
             self.extend(graph_def)
 
@@ -275,6 +276,7 @@ class Session:
             options=options if options is not None else disabled_options(),
             keep=targets,
             rewrite_options=self._rewrite_options,
+            intra_op_threads=self._scope.intra_op_threads,
         )
         if stats.functional_lowered:
             prune_after_lowering(graph, result, targets)

@@ -257,6 +257,7 @@ class MasterSession:
             options=options_from_config(self.config),
             keep=targets,
             rewrite_options=self.config.graph_options.rewrite_options,
+            intra_op_threads=self.config.intra_op_parallelism_threads,
         )
         if stats.functional_lowered:
             prune_after_lowering(graph, result, targets)

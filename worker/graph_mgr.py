@@ -110,6 +110,7 @@ class GraphMgr:
         rendezvous_mgr: RendezvousMgr,
         step_timeout: float = DEFAULT_STEP_TIMEOUT,
         partial_idle_timeout: float | None = None,
+        intra_op_threads: int = 0,
     ) -> None:
         self.devices = {d.name: d for d in devices}
         self.rendezvous_mgr = rendezvous_mgr
@@ -123,7 +124,7 @@ class GraphMgr:
         self._partial_runs = PartialRuns(self.partial_idle_timeout, rendezvous_mgr.cleanup)
         self._next_handle = itertools.count(1)
         # This session's kernels hang their private resources on it; dropped with the session.
-        self.scope = Scope()
+        self.scope = Scope(intra_op_threads)
 
     # -- registration ----------------------------------------------------------------------
     def register(self, graph_def: Any) -> str:

@@ -82,13 +82,21 @@ class Worker:
     def _new_rendezvous(self, step_id: int) -> RemoteRendezvous:
         return RemoteRendezvous(step_id, self.task_name, self.recv_client)
 
-    def _new_graph_mgr(self, isolate_session_state: bool = False) -> GraphMgr:
+    def _new_graph_mgr(
+        self, isolate_session_state: bool = False, intra_op_threads: int = 0
+    ) -> GraphMgr:
         devices = self.devices
         if isolate_session_state:  # same devices, but the session's own ResourceMgrs
             devices = [
                 Device(d.name, d.device_type, d.incarnation, d.memory_limit) for d in devices
             ]
-        return GraphMgr(devices, self.rendezvous_mgr, self.step_timeout, self.partial_idle_timeout)
+        return GraphMgr(
+            devices,
+            self.rendezvous_mgr,
+            self.step_timeout,
+            self.partial_idle_timeout,
+            intra_op_threads=intra_op_threads,
+        )
 
     def set_cluster(self, cluster: ClusterSpec) -> None:
         """New peer addresses (in-process clusters bound on port 0)."""
@@ -105,18 +113,22 @@ class Worker:
         isolate_session_state: bool = False,
         master_task: str = "",
         master_incarnation: int = 0,
+        intra_op_threads: int = 0,
     ) -> None:
         """A session's GraphMgr. With `isolate_session_state` its variables live in
         resource managers of its own (sessions do not see each other's state, and they
         are gone with the session); otherwise they are the devices' shared ones. The
         sessions of an older incarnation of `master_task` are dropped (it restarted:
-        worker.session_leases)."""
+        worker.session_leases). `intra_op_threads` is the session's
+        ConfigProto.intra_op_parallelism_threads (common.resource_mgr.Scope)."""
         if not session_handle:
             raise InvalidArgumentError("CreateWorkerSession: empty session_handle")
         with self._lock:
             self._check_running()
             if session_handle not in self._sessions:
-                self._sessions[session_handle] = self._new_graph_mgr(isolate_session_state)
+                self._sessions[session_handle] = self._new_graph_mgr(
+                    isolate_session_state, intra_op_threads
+                )
         for stale in self.leases.created(session_handle, master_task, master_incarnation):
             log.warning("%s restarted: dropping its old session %s", master_task, stale)
             self.delete_worker_session(stale)

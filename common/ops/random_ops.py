@@ -10,6 +10,7 @@ safe from any thread (the reservation is locked; the sampling works on a copy).
 
 from __future__ import annotations
 
+import math
 import threading
 import weakref
 from collections.abc import Callable
@@ -20,7 +21,7 @@ import numpy as np
 from common import memory
 from common.errors import InvalidArgumentError
 from common.ops import math_util as mu
-from common.ops.random import distributions
+from common.ops.random import distributions, shard
 from common.ops.random.philox import GuardedPhiloxRandom, PhiloxRandom
 from common.ops.registry import KernelConstruction, register_kernel, register_op
 
@@ -54,10 +55,17 @@ def int_bounds(lo, hi, message: str = "Need minval < maxval: {} >= {}") -> tuple
     return int(lo), int(hi)
 
 
-def multinomial(gen: PhiloxRandom, logits, num_samples, out: np.dtype) -> np.ndarray:
-    """TF's CPU MultinomialFunctor (one shard): per row, the cumulative sum of
-    exp(logit - max finite logit) over finite logits; each sample is the first class
-    whose sum exceeds a uniform double (two words) times the row's total."""
+def multinomial(
+    gen: PhiloxRandom, logits, num_samples, out: np.dtype, threads: int = 0
+) -> np.ndarray:
+    """TF's CPU MultinomialFunctor: per row, the cumulative sum of exp(logit - max finite
+    logit) over finite logits; each sample is the first class whose sum exceeds a uniform
+    double (two words) times the row's total.
+
+    TF shards the rows over its intra-op pool of `threads` threads (0: one per core) by
+    an estimated cost of 50 * (samples * log2(classes) + classes) cycles a row; a shard
+    starting at row r draws its doubles in sequence from block r * (samples + 3) // 4 of
+    the stream, so where the shards begin decides the numbers (random.shard)."""
     x = np.asarray(logits)
     n = np.asarray(num_samples)
     if x.ndim != 2:
@@ -80,7 +88,13 @@ def multinomial(gen: PhiloxRandom, logits, num_samples, out: np.dtype) -> np.nda
     with np.errstate(all="ignore"):
         w = np.exp(x.astype(np.float64) - top)
     cdf = np.cumsum(np.where(finite, w, 0.0), axis=1)
-    u = distributions.uniform_doubles(gen, batch * count).reshape(batch, count)
+    cost = int(50 * (count * math.log(classes) / math.log(2) + classes))
+    u = np.empty((batch, count))
+    for start, limit in shard.shards(batch, cost, threads):
+        part = gen.skip(start * (count + 3) // 4)
+        u[start:limit] = distributions.uniform_doubles(part, (limit - start) * count).reshape(
+            limit - start, count
+        )
     target = u * cdf[:, -1:]
     result = np.empty((batch, count), out)
     for b in range(batch):  # std::upper_bound, one vectorised search per row
@@ -203,6 +217,7 @@ def _random_shuffle(kc: KernelConstruction) -> Callable:
 
 def _multinomial(kc: KernelConstruction) -> Callable:
     out, guarded = mu.np_type(kc.attr("output_dtype")), _generator(kc)
+    threads = shard.pool_threads(kc.scope)
 
     def compute(ctx, inputs: list) -> list:
         x, n = np.asarray(inputs[0]), np.asarray(inputs[1])
@@ -211,7 +226,7 @@ def _multinomial(kc: KernelConstruction) -> Callable:
         if x.ndim == 2 and x.shape[1] == 0 or batch == 0 or count == 0:
             return [multinomial(PhiloxRandom((0, 0)), x, n, out)]
         gen = guarded.reserve_samples128(multinomial_reservation(batch, count))
-        return [multinomial(gen, x, n, out)]
+        return [multinomial(gen, x, n, out, threads)]
 
     return compute
 

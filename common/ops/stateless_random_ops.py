@@ -17,7 +17,7 @@ import numpy as np
 
 from common.errors import InvalidArgumentError
 from common.ops import math_util as mu
-from common.ops.random import distributions
+from common.ops.random import distributions, shard
 from common.ops.random.philox import PhiloxRandom, key_counter_from_seed
 from common.ops.random_ops import int_bounds, multinomial, output_shape, shuffle_permutation
 from common.ops.registry import KernelConstruction, register_kernel, register_op
@@ -129,10 +129,10 @@ def _uniform_int_v2(kc: KernelConstruction) -> Callable:
 
 
 def _multinomial(kc: KernelConstruction) -> Callable:
-    out = mu.np_type(kc.attr("output_dtype"))
+    out, threads = mu.np_type(kc.attr("output_dtype")), shard.pool_threads(kc.scope)
 
     def compute(ctx, inputs: list) -> list:
-        return [multinomial(seed_generator(inputs[2]), inputs[0], inputs[1], out)]
+        return [multinomial(seed_generator(inputs[2]), inputs[0], inputs[1], out, threads)]
 
     return compute
 

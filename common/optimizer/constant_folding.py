@@ -38,7 +38,7 @@ from common.optimizer.simplify import (
     has_ref_type,
     topological_order_by_id,
 )
-from common.resource_mgr import ResourceMgr
+from common.resource_mgr import ResourceMgr, Scope
 from common.tensor import from_numpy
 from protos import attr_value_pb2
 
@@ -138,7 +138,10 @@ def _attr_type(dt: DataType) -> attr_value_pb2.AttrValue:
 
 
 def evaluate(
-    nodes: list[Node], targets: list[Tensor], max_bytes: int = DEFAULT_MAX_CONSTANT_BYTES
+    nodes: list[Node],
+    targets: list[Tensor],
+    max_bytes: int = DEFAULT_MAX_CONSTANT_BYTES,
+    intra_op_threads: int = 0,
 ) -> list[np.ndarray]:
     """Run the `nodes` (a closed, foldable subgraph) once and return the targets' values.
     Raises OpError if a kernel fails, or ResourceExhausted if one would allocate more than
@@ -174,10 +177,12 @@ def evaluate(
     step = StepState(
         device=device.name, incarnation=1, resource_mgr=ResourceMgr(), call_frame=frame
     )
+    scope = Scope(intra_op_threads)  # shards as the session's kernels would
     try:
-        Executor(g, device).run(step)
+        Executor(g, device, scope=scope).run(step)
     finally:
         step.cleanup()
+        scope.close()
     return [np.asarray(v) for v in frame.retvals]
 
 
@@ -274,10 +279,12 @@ def constant_fold(
     *,
     max_constant_bytes: int = DEFAULT_MAX_CONSTANT_BYTES,
     counter: itertools.count | None = None,
+    intra_op_threads: int = 0,
 ) -> int:
     """Fold every foldable tensor with a non-foldable consumer into a Const; returns the
     number of Consts added (0 when nothing could be folded). Shape/Size/Rank of tensors
-    with fully known `_output_shapes` are folded first (`fold_static_shapes`)."""
+    with fully known `_output_shapes` are folded first (`fold_static_shapes`). Kernels
+    shard as on a pool of `intra_op_threads` (the session's; TF folds on its device)."""
     if max_constant_bytes <= 0:
         max_constant_bytes = DEFAULT_MAX_CONSTANT_BYTES
     counter = counter if counter is not None else itertools.count()
@@ -287,7 +294,8 @@ def constant_fold(
     values: list[np.ndarray] = []
     if targets:
         try:
-            values = evaluate(_needed(graph, targets, foldable), targets, max_constant_bytes)
+            needed = _needed(graph, targets, foldable)
+            values = evaluate(needed, targets, max_constant_bytes, intra_op_threads)
         except OpError:
             values = []
     for tensor, value in zip(targets, values):

@@ -111,9 +111,16 @@ def disabled_options() -> Any:
 
 
 def optimize_graph(
-    graph: Graph, *, options: Any = None, keep: Iterable[str] = (), rewrite_options: Any = None
+    graph: Graph,
+    *,
+    options: Any = None,
+    keep: Iterable[str] = (),
+    rewrite_options: Any = None,
+    intra_op_threads: int = 0,
 ) -> OptimizeStats:
-    """Optimize `graph` in place (see the module docstring); returns what was done."""
+    """Optimize `graph` in place (see the module docstring); returns what was done.
+    `intra_op_threads` is the session's ConfigProto.intra_op_parallelism_threads: folded
+    kernels whose numbers depend on how TF shards them shard for that pool."""
     passes = resolve_passes(options, rewrite_options)
     keep = frozenset(keep)
     stats = OptimizeStats(functional_lowered=lower_functional_ops(graph, keep))
@@ -131,7 +138,12 @@ def optimize_graph(
         stats.identities_removed += n2
         changed |= bool(n or n2)
         if passes.constant_folding:
-            n = constant_fold(graph, max_constant_bytes=passes.max_constant_bytes, counter=names)
+            n = constant_fold(
+                graph,
+                max_constant_bytes=passes.max_constant_bytes,
+                counter=names,
+                intra_op_threads=intra_op_threads,
+            )
             if n:
                 stats.constants_folded += n
                 stats.dead_removed += remove_dead_nodes(graph, keep)
