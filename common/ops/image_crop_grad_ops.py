@@ -6,9 +6,9 @@ Sampling positions are computed in float32 in TensorFlow's order (a one-pixel cr
 samples the box centre in double, as TF's `0.5 * ...` promotes it); contributions are
 scattered box by box, row by row, in TF's loop order, and the box gradient sums its
 terms one at a time (float32, or float += double where TF mixes them), so results equal
-TensorFlow's; except the box gradient along an axis the crop samples once (crop height
-or width 1), which agrees to float rounding only (TF's compiled kernel rounds it in a
-way its source does not show). Kernels keep no state; safe from any thread.
+TensorFlow's. The box gradient steps by (y2 - y1) * ratio, the ratio (size - 1) /
+(crop - 1) rounded first, where the image gradient divides last, as TF's two kernels do.
+Kernels keep no state; safe from any thread.
 """
 
 from __future__ import annotations
@@ -25,10 +25,19 @@ F32 = np.float32
 _REAL = "{uint8, uint16, int8, int16, int32, int64, half, float, double}"
 
 
-def _positions(lo: np.float32, hi: np.float32, size: int, crop: int) -> list:
-    """The in-image coordinate of each crop row (or column), None outside the image."""
+def _positions(
+    lo: np.float32, hi: np.float32, size: int, crop: int, by_ratio: bool = False
+) -> list:
+    """The in-image coordinate of each crop row (or column), None outside the image.
+    The step is (hi - lo) * (size - 1) / (crop - 1), or with `by_ratio` (the box
+    gradient's rule) (hi - lo) times the rounded ratio (size - 1) / (crop - 1)."""
     out: list = []
-    scale = F32(F32((hi - lo) * F32(size - 1)) / F32(crop - 1)) if crop > 1 else F32(0)
+    if crop <= 1:
+        scale = F32(0)
+    elif by_ratio:
+        scale = F32(F32(hi - lo) * _ratio(size, crop))
+    else:
+        scale = F32(F32((hi - lo) * F32(size - 1)) / F32(crop - 1))
     for i in range(crop):
         if crop > 1:
             v = F32(F32(lo * F32(size - 1)) + F32(F32(i) * scale))
@@ -149,8 +158,8 @@ def crop_and_resize_grad_boxes(grads, image, boxes, box_ind) -> np.ndarray:
     for n in range(g.shape[0]):
         y1, x1, y2, x2 = b[n]
         src = image_f[int(bi[n])]
-        rows = _positions(y1, y2, height, crop_h)
-        cols = _positions(x1, x2, width, crop_w)
+        rows = _positions(y1, y2, height, crop_h, by_ratio=True)
+        cols = _positions(x1, x2, width, crop_w, by_ratio=True)
         terms: list[list[np.ndarray]] = [[], [], [], []]
         for y, in_y in enumerate(rows):
             if in_y is None:

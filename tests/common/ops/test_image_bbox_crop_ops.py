@@ -133,21 +133,20 @@ def test_crop_and_resize_grad_image(dtype, crop, method):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.uint8])
-@pytest.mark.parametrize("crop", [(5, 4), (1, 1), (1, 6), (6, 1), (3, 3)])
+@pytest.mark.parametrize(
+    "crop", [(5, 4), (1, 1), (1, 6), (6, 1), (3, 3), (6, 4), (11, 1), (4, 6), (7, 13)]
+)
 def test_crop_and_resize_grad_boxes(dtype, crop):
+    # Crop heights 6 and 11 on a 7-row image step by an inexact ratio (1.2, 0.6): the
+    # box gradient rounds (y2 - y1) * ratio where the image gradient divides last.
     rng = np.random.default_rng(8)
     image = (rng.random((2, 7, 9, 3)) * 100).astype(dtype)
-    grads = rng.standard_normal((4, *crop, 3)).astype(np.float32)
-    theirs = raw.CropAndResizeGradBoxes(
-        grads=grads, image=image, boxes=CROP_BOXES, box_ind=CROP_IND
-    ).numpy()
-    ours = run("CropAndResizeGradBoxes", [grads, image, CROP_BOXES, CROP_IND])[0]
-    if crop[1] == 1 and crop[0] > 1:
-        # A one-column crop under a taller one: TF's compiled kernel rounds the x terms
-        # in a way its source does not show; ours agree to float rounding.
-        np.testing.assert_allclose(ours, theirs, rtol=1e-5)
-        return
-    assert_equal(ours, theirs)
+    boxes = np.concatenate([CROP_BOXES, (rng.random((4, 4)) * 1.4 - 0.2).astype(np.float32)])
+    ind = np.concatenate([CROP_IND, CROP_IND])
+    grads = rng.standard_normal((8, *crop, 3)).astype(np.float32)
+    theirs = raw.CropAndResizeGradBoxes(grads=grads, image=image, boxes=boxes, box_ind=ind)
+    ours = run("CropAndResizeGradBoxes", [grads, image, boxes, ind])[0]
+    assert_equal(ours, theirs.numpy())
 
 
 def test_crop_and_resize_grads_refuse_a_box_outside_the_batch():
