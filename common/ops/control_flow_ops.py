@@ -77,6 +77,8 @@ if find_op("NoOp") is None:
 
 # -- kernels -------------------------------------------------------------------------------------
 def _scalar_pred(value: object, ctx: OpKernelContext, what: str) -> bool:
+    if type(value) is np.bool_:  # a loop's predicate (Less, LoopCond): nothing to check
+        return bool(value)
     arr = np.asarray(value)
     if arr.ndim != 0:
         raise InvalidArgumentError(
@@ -117,10 +119,12 @@ def _switch_n_factory(kc: KernelConstruction) -> ComputeFn:
 
 
 def _merge_factory(kc: KernelConstruction) -> ComputeFn:
+    indices = [np.int32(k) for k in range(int(kc.attrs.get("N", 0)) or len(kc.input_types))]
+
     def compute(ctx: OpKernelContext, inputs: list) -> list:
         for k, v in enumerate(inputs):
             if v is not DEAD:
-                return [v, np.int32(k)]
+                return [v, indices[k] if k < len(indices) else np.int32(k)]
         raise InternalError(f"Merge {ctx.node_name} ran without a live input", ctx.node_name)
 
     return compute

@@ -70,20 +70,21 @@ def quietly(fn: Callable[..., np.ndarray], *args) -> np.ndarray:
 def _binary_kernel(fn: Fn) -> Callable[[KernelConstruction], Callable]:
     def factory(kc: KernelConstruction) -> Callable:
         out = mu.np_type(kc.output_types[0])
-        # Operands already of the output dtype need no conversion (not half/bfloat16, which
+        inp = mu.np_type(kc.input_types[0]) if kc.input_types else out
+        # Operands already of the input dtype need no conversion (not half/bfloat16, which
         # are computed in float32); numpy scalars of that dtype may take scalar math.
-        fast = mu.compute_type(out) == out
-        scalar_t = out.type if fast else None
-        scalar_op = _SCALAR_OPS.get(fn) if fast else None
+        fast = mu.compute_type(inp) == inp
+        scalar_t = inp.type if fast else None
+        scalar_op = _SCALAR_OPS.get(fn) if fast and inp == out else None
         fp_errors_ignored = mu.fp_errors_ignored
 
         def compute(ctx, inputs: list) -> list:
             x, y = inputs[0], inputs[1]
             # Fast paths (benchmarks: a scalar AddV2 ~0.3 us instead of ~2 us): two numpy
-            # scalars, or two arrays, of the output dtype and the same shape go straight to
+            # scalars, or two arrays, of the input dtype and the same shape go straight to
             # the operator or `fn`.
             tx, ty = type(x), type(y)
-            if scalar_op is not None:  # 0-d arrays (fed, received, Const) as scalars
+            if fast:  # 0-d arrays (fed, received, Const) as scalars
                 if tx is np.ndarray and x.shape == () and x.dtype.type is scalar_t:
                     x, tx = x[()], scalar_t
                 if ty is np.ndarray and y.shape == () and y.dtype.type is scalar_t:
@@ -98,7 +99,7 @@ def _binary_kernel(fn: Fn) -> Callable[[KernelConstruction], Callable]:
                     return [z if type(z) is tx else mu.as_type(z, out)]
             elif not (fast and tx is ty and tx is np.ndarray):
                 return _binary_general(fn, out, x, y)
-            if x.dtype != out or y.dtype != out or x.shape != y.shape:
+            if x.dtype != inp or y.dtype != inp or x.shape != y.shape:
                 return _binary_general(fn, out, x, y)
             if fp_errors_ignored():
                 z = fn(x, y)
@@ -270,9 +271,16 @@ def _register_binary() -> None:
 def _unary_kernel(fn: Fn) -> Callable[[KernelConstruction], Callable]:
     def factory(kc: KernelConstruction) -> Callable:
         out = mu.np_type(kc.output_types[0])
+        inp = mu.np_type(kc.input_types[0]) if kc.input_types else out
+        fast = mu.compute_type(inp) == inp
+        fp_errors_ignored = mu.fp_errors_ignored
 
         def compute(ctx, inputs: list) -> list:
-            return [quietly(_compute_as, fn, out, mu.upcast(np.asarray(inputs[0])))]
+            x = inputs[0]
+            if fast and type(x) is np.ndarray and x.dtype == inp and fp_errors_ignored():
+                z = fn(x)  # the executor's case: an array of the input dtype, errors quiet
+                return [z if z.dtype == out else mu.as_type(z, out)]
+            return [quietly(_compute_as, fn, out, mu.upcast(np.asarray(x)))]
 
         return compute
 
@@ -304,7 +312,13 @@ def _round(x: np.ndarray) -> np.ndarray:
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
-    return 1 / (1 + np.exp(-x))
+    # 1 / (1 + exp(-x)) in one buffer (the same operations in the same order).
+    if x.ndim == 0 or x.dtype.kind not in "fc":
+        return 1 / (1 + np.exp(-x))
+    t = np.negative(x)
+    np.exp(t, out=t)
+    np.add(t, 1, out=t)
+    return np.divide(1, t, out=t)
 
 
 def _popcount(x: np.ndarray) -> np.ndarray:

@@ -60,8 +60,11 @@ def _binary_grad(fn: Grad2) -> Callable[[KernelConstruction], Callable]:
                     f"{kc.op}: inputs must be of the same shape: {mu.shape_str(a.shape)} vs "
                     f"{mu.shape_str(b.shape)}"
                 )
-            with np.errstate(all="ignore"):
+            if mu.fp_errors_ignored():
                 y = fn(mu.upcast(a), mu.upcast(b), kc)
+            else:
+                with np.errstate(all="ignore"):
+                    y = fn(mu.upcast(a), mu.upcast(b), kc)
             return [mu.as_type(y, a.dtype)]
 
         return compute
@@ -107,11 +110,20 @@ def _leaky_relu_grad(g, x, kc):
 
 
 def _sigmoid_grad(y, dy, kc):
-    return dy * y * (y.dtype.type(1) - y)
+    # dy * y * (1 - y), evaluated in that order, with one temporary less.
+    t = dy * y
+    t *= y.dtype.type(1) - y
+    return t
 
 
 def _tanh_grad(y, dy, kc):
-    return dy * (y.dtype.type(1) - y * y)
+    # dy * (1 - y * y), evaluated in that order, in one buffer.
+    if y.ndim == 0:
+        return dy * (y.dtype.type(1) - y * y)
+    t = y * y
+    np.subtract(y.dtype.type(1), t, out=t)
+    t *= dy
+    return t
 
 
 def _rsqrt_grad(y, dy, kc):
@@ -173,7 +185,7 @@ def _bias_add_grad(kc: KernelConstruction) -> Callable:
             raise InvalidArgumentError(f"Input tensor must be at least 2D: {mu.shape_str(g.shape)}")
         axis = 1 if nchw else g.ndim - 1
         others = tuple(i for i in range(g.ndim) if i != axis)
-        return [mu.as_type(np.sum(mu.upcast(g), axis=others), g.dtype)]
+        return [mu.as_type(np.add.reduce(mu.upcast(g), axis=others), g.dtype)]  # np.sum's
 
     return compute
 

@@ -113,6 +113,8 @@ def _bias_add(kc: KernelConstruction) -> Callable:
                 f"Must provide as many biases as the {which} dimension of the input tensor: "
                 f"{mu.shape_str(b.shape)} vs. {mu.shape_str(x.shape)}"
             )
+        if not nchw and x.dtype == b.dtype and mu.fp_errors_ignored():
+            return [mu.as_type(np.add(mu.upcast(x), mu.upcast(b)), x.dtype)]  # the common case
         bb = b.reshape((-1,) + (1,) * (x.ndim - 1 - axis))
         with np.errstate(all="ignore"):
             return [mu.as_type(mu.upcast(x) + mu.upcast(bb), x.dtype)]

@@ -28,7 +28,7 @@ Reducer = Callable[[np.ndarray, tuple[int, ...]], np.ndarray]
 
 
 def _sum(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
-    return np.sum(x, axis=axes, dtype=x.dtype)
+    return np.add.reduce(x, axis=axes, dtype=x.dtype)  # np.sum without its Python wrapper
 
 
 def _mean(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
@@ -73,8 +73,11 @@ def _reduction_kernel(fn: Reducer) -> Callable[[KernelConstruction], Callable]:
         def compute(ctx, inputs: list) -> list:
             x = np.asarray(inputs[0])
             axes = mu.reduction_axes(inputs[1], x.ndim)
-            with np.errstate(all="ignore"):
+            if mu.fp_errors_ignored():
                 r = fn(mu.upcast(x), axes)
+            else:
+                with np.errstate(all="ignore"):
+                    r = fn(mu.upcast(x), axes)
             if keep_dims:
                 r = np.expand_dims(r, axes) if axes else r
             return [mu.as_type(r, out)]
