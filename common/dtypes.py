@@ -104,7 +104,9 @@ def base(dt: int) -> DataType:
     return b if b is not None else DataType(dt - _REF_OFFSET if dt > _REF_OFFSET else dt)
 
 
-_BASE = {dt: DataType(dt - _REF_OFFSET if dt > _REF_OFFSET else dt) for dt in DataType}
+_BASE: dict[int, DataType] = {
+    dt: DataType(dt - _REF_OFFSET if dt > _REF_OFFSET else dt) for dt in DataType
+}
 
 
 def make_ref(dt: int) -> DataType:
