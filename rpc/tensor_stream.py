@@ -107,6 +107,12 @@ def shm_offer(request: worker_pb2.RecvTensorRequest, lent: tuple[str, int] | Non
     request.transport_options.value = b"\0".join(parts)
 
 
+def lent_fits(request: Any, nbytes: int) -> bool:
+    """Whether `request` lends a same-host segment of exactly `nbytes` (the value then
+    goes into it in place: rpc.shm.write_into)."""
+    return _shm_accepted(request, nbytes)[1] is not None
+
+
 def _shm_accepted(request: Any, nbytes: int) -> tuple[bool, str | None]:
     """(use shared memory, the receiver's segment of exactly nbytes or None)."""
     opts = request.transport_options if request is not None else None
@@ -188,6 +194,8 @@ def decode_chunks(
     nbytes = math.prod(shape) * np_dtype.itemsize
     if isinstance(messages, list) and len(messages) == 2 and len(messages[1]) == nbytes:
         whole = np.frombuffer(messages[1], np.uint8)  # one chunk of it all (a local answer)
+        if key is not None:
+            shm.POOL.note(key, nbytes)  # the next step may hand it over in shared memory
         if whole.ctypes.data % np_dtype.alignment == 0:
             return whole.view(np_dtype).reshape(shape), False  # no copy
     buf = np.empty(nbytes, np.uint8)

@@ -18,6 +18,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
+from common import tensor as tensor_util
 from common.dtypes import DataType
 from common.errors import (
     AbortedError,
@@ -30,8 +31,22 @@ from common.errors import (
     UnimplementedError,
 )
 from common.rendezvous import create_key
+from protos import worker_pb2
 from rpc import local_rpc, shm, tensor_stream
-from tests.worker.test_recv_tensor import W0, W1, _inc, _no_unary, _transfer
+from tests.worker.graphs import CLIENT, CLIENT_INCARNATION
+from tests.worker.test_recv_tensor import (
+    TIMEOUT,
+    W0,
+    W1,
+    _consumer_graph,
+    _inc,
+    _no_unary,
+    _producer_graph,
+    _register,
+    _run_req,
+    _stub,
+    _transfer,
+)
 from tests.worker.test_recv_tensor_one import _count_calls
 from worker.service import WorkerServicer
 
@@ -221,6 +236,43 @@ def test_tensors_cross_the_local_socket(local_cluster, monkeypatch, value):
     assert out.dtype == value.dtype and out.shape == value.shape
     assert out.tobytes() == value.tobytes()
     assert calls == {"local": 1}
+
+
+def test_repeated_1mb_value_goes_into_the_receivers_segment(local_cluster, monkeypatch):
+    """Step 1 sends the 1 MB value as raw bytes on the socket; from step 2 on, the
+    receiver lends a segment made for the key and the producer copies into it in place."""
+    _no_unary(monkeypatch)
+    calls = _count_grpc_recvs(monkeypatch)
+    raw, written = [], []
+    real_raw, real_write = tensor_stream.raw_messages, shm.write_into
+    monkeypatch.setattr(
+        tensor_stream, "raw_messages", lambda a: raw.append(a.nbytes) or real_raw(a)
+    )
+    monkeypatch.setattr(
+        shm, "write_into", lambda name, c: written.append(real_write(name, c)) or written[-1]
+    )
+    _, (w0, w1) = local_cluster({"worker": 2}, step_timeout=TIMEOUT)
+    c0, s0 = _stub(w0)
+    c1, s1 = _stub(w1)
+    try:
+        h1 = _register(s1, _producer_graph(w1, DataType.DT_FLOAT))
+        h0 = _register(s0, _consumer_graph(w0, w1, DataType.DT_FLOAT))
+        fetch = create_key(W0, _inc(w0), CLIENT, "z:0")
+        feed = create_key(CLIENT, CLIENT_INCARNATION, W1, "x:0")
+        for step in range(1, 4):
+            value = np.full(1 << 18, float(step), np.float32)
+            f0 = s0.RunGraph.future(_run_req(h0, step, recv_key=[fetch]), timeout=TIMEOUT)
+            r1 = s1.RunGraph(_run_req(h1, step, send=[(feed, value)]), timeout=TIMEOUT)
+            r0 = f0.result()
+            assert (r1.status_code, r0.status_code) == (0, 0), r0.status_error_message
+            assert tensor_util.to_numpy(r0.recv[0].tensor).tobytes() == value.tobytes()
+            for stub in (s0, s1):
+                stub.CleanupGraph(worker_pb2.CleanupGraphRequest(step_id=step), timeout=TIMEOUT)
+    finally:
+        c0.close()
+        c1.close()
+    assert raw == [value.nbytes] and written == [True, True]
+    assert calls == {"local": 3}
 
 
 def test_strings_cross_the_local_socket(local_cluster, monkeypatch):

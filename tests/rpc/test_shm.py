@@ -130,3 +130,69 @@ def test_full_pool_maps_and_unlinks():
     name = shm.write_segment(memoryview(b"z" * 64))
     mapping = pool.receive(KEY, name, 64, None)
     assert bytes(mapping) == b"z" * 64 and len(pool) == 0 and not _exists(name)
+
+
+def _counting_opens(monkeypatch) -> list:
+    opened: list = []
+    real_open = os.open
+
+    def counted(path, *args, **kwargs):
+        opened.append(path)
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", counted)
+    return opened
+
+
+def test_noted_key_gets_one_segment_written_in_place(monkeypatch):
+    """A value that came over the socket: the pool makes one segment for its key, the
+    producer maps it once, and every later hand-off is a copy into that mapping."""
+    pool = shm.ReceiverPool()
+    n = shm.MIN_BYTES
+    out = None
+    try:
+        assert pool.lend(KEY) is None  # nothing known of the key yet
+        pool.note(KEY, n)
+        lent = pool.lend(KEY)
+        assert lent is not None and lent[1] == n and len(pool) == 1
+        assert lent[0].startswith(f"{shm.PREFIX}{os.getpid()}-") and _exists(lent[0])
+        for k in range(3):
+            opened = _counting_opens(monkeypatch)
+            value = np.full(n // 4, float(k), np.float32)
+            assert shm.write_into(lent[0], memoryview(value).cast("B"))
+            assert len(opened) == (1 if k == 0 else 0)  # mapped by the producer once
+            monkeypatch.undo()
+            out = np.frombuffer(pool.receive(KEY, lent[0], n, lent[0]), np.float32)
+            assert (out == float(k)).all()
+            pool.note(KEY, n)  # arriving over the socket again makes no second segment
+            assert pool.lend(KEY) is None and len(pool) == 1  # `out` still holds it
+            del out
+            out = None
+            again = pool.lend(KEY)
+            assert again == lent
+    finally:
+        del out
+        names = list(pool._segments)
+        pool.close()
+    assert not any(_exists(n) for n in names)
+
+
+def test_small_values_are_not_noted():
+    pool = shm.ReceiverPool()
+    pool.note(KEY, shm.MIN_BYTES - 1)
+    assert pool.lend(KEY) is None and len(pool) == 0
+
+
+def test_producer_mappings_are_bounded():
+    n = shm.MIN_BYTES
+    mappings = shm._WritableMappings(max_bytes=n)
+    names = [shm.write_segment(memoryview(bytes(n))) for _ in range(2)]
+    try:
+        for name in names:
+            assert mappings.get(name, n) is not None
+        assert len(mappings) == 1  # the older one dropped
+        assert mappings.get(names[1], n + 1) is None  # wrong size: not written
+        assert mappings.get(f"{shm.PREFIX}{os.getpid()}-{'0' * 32}", n) is None  # gone
+    finally:
+        for name in names:
+            shm.map_segment(name, n)  # unlinks
