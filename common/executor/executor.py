@@ -3,10 +3,11 @@
 
 A step starts from the root nodes (no inputs) and runs nodes as their pending counts reach
 zero. Cheap kernels run inline on the thread that owns the step, in a loop (no recursion,
-no thread hop). A kernel registered `expensive` goes to the device thread pool when other
-nodes are ready too and its running time estimate (its thread CPU time, sampled) is over
-EXPENSIVE_THRESHOLD_S, as TensorFlow's KernelStats decides; until it has been timed it
-counts as costly. Async kernels (_Recv) complete from whatever thread calls `done`.
+no thread hop). A kernel registered `expensive` goes to the device thread pool when its
+running time estimate (its thread CPU time, sampled) is over EXPENSIVE_THRESHOLD_S, as
+TensorFlow's KernelStats decides (until it has been timed it counts as costly), and the
+other ready nodes are enough work to overlap it (another costly kernel, or many nodes).
+Async kernels (_Recv) complete from whatever thread calls `done`.
 One thread at a time owns a step's frame/pending bookkeeping and runs the loop without a
 lock; results from other threads (async `done`, pool kernels) are posted to the step's
 inbox and taken by the owner between nodes, or by the poster itself when no thread owns
@@ -71,6 +72,8 @@ EXPENSIVE_THRESHOLD_S = 3e-5
 # The estimate moves a tenth of the way to each new measurement (TensorFlow's kCostDecay).
 _COST_DECAY = 10.0
 _TIME_EVERY = 16
+# Ready nodes enough to overlap a costly kernel handed to the pool (_worth_overlap).
+_OVERLAP_READY = 8
 
 # How long run() waits for running kernels after its timeout aborted the step.
 _ABORT_GRACE_SECONDS = 10.0
@@ -308,7 +311,7 @@ class _ExecutorState:
                     continue
                 timed = False
                 if expensive[i]:
-                    if ready and costly(i):
+                    if ready and costly(i) and self._worth_overlap(ready):
                         thread_pool().submit(self._run_on_pool, tagged, ctx, inputs)
                         continue
                     timed = _time_this_run(view.timed_runs, i)
@@ -390,6 +393,22 @@ class _ExecutorState:
         the threshold."""
         estimate = self.view.cost_estimates[i]
         return estimate is None or estimate > EXPENSIVE_THRESHOLD_S
+
+    def _worth_overlap(self, ready: deque) -> bool:
+        """Whether the ready nodes are enough work to overlap a costly kernel run on the
+        pool: another costly kernel (the two then run at once, numpy releasing the GIL), or
+        at least _OVERLAP_READY nodes. A hand-off to overlap a few cheap nodes cost more
+        than it saved: the pool thread's wake-up, the GIL passing back and forth and the
+        step changing owner (bench LSTM step: 257 hand-offs, mostly with 1-3 cheap nodes
+        ready, took ~20% more CPU than running those kernels inline)."""
+        if len(ready) >= _OVERLAP_READY:
+            return True
+        expensive, costly = self.view.expensive, self._costly
+        for tagged in ready:
+            k = tagged[0]
+            if expensive[k] and costly(k):
+                return True
+        return False
 
     def _run_on_pool(self, tagged: tuple, ctx: OpKernelContext, inputs: list) -> None:
         i = tagged[0]

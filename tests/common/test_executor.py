@@ -255,12 +255,30 @@ def test_an_expensive_kernel_timed_cheap_runs_inline() -> None:
 
 
 def test_an_expensive_kernel_timed_costly_keeps_going_to_the_pool() -> None:
+    # w1 and w2 both timed costly and ready together: one goes to the pool, the two overlap.
     executor = Executor(_where_graph(), DEVICE)
     _ran_on(executor)
-    w1 = executor.view.names.index("w1")
-    executor.view.cost_estimates[w1] = 10 * EXPENSIVE_THRESHOLD_S
-    executor.view.timed_runs[w1] = 1  # the next run is not timed: the estimate stays
+    for name in ("w1", "w2"):
+        k = executor.view.names.index(name)
+        executor.view.cost_estimates[k] = 10 * EXPENSIVE_THRESHOLD_S
+        executor.view.timed_runs[k] = 1  # the next run is not timed: the estimate stays
     assert _ran_on(executor)["w1"].startswith("flowrt-compute")
+
+
+def test_a_costly_kernel_with_only_cheap_nodes_ready_runs_inline() -> None:
+    # Overlapping a few cheap nodes is not worth a hand-off to the pool: w1 (costly) is
+    # ready beside one cheap node only, so it runs on the step's own thread.
+    _register_thread_ops()
+    g = Graph()
+    a = const(g, "a", 5)
+    w1 = add(g, "w1", "_ExecTestWhere", [a])
+    cheap = add(g, "cheap", "_ExecTestId", [a])
+    retval(g, "r", add(g, "sum", "_ExecTestAdd", [w1, cheap]), 0)
+    executor = Executor(g, DEVICE)
+    k = executor.view.names.index("w1")
+    executor.view.cost_estimates[k] = 10 * EXPENSIVE_THRESHOLD_S
+    executor.view.timed_runs[k] = 1
+    assert _ran_on(executor) == {"w1": threading.current_thread().name}
 
 
 def test_results_posted_from_many_threads_complete_the_step() -> None:
