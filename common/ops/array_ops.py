@@ -11,6 +11,7 @@ from any thread.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -52,10 +53,15 @@ def shape_str(shape: Sequence[int]) -> str:
 
 
 def as_int_list(value: Any) -> list[int]:
-    return [int(v) for v in np.asarray(value).reshape(-1)]
+    arr = np.asarray(value)
+    if arr.dtype.kind in "iu":
+        return arr.reshape(-1).tolist()  # Python ints, without a loop over numpy scalars
+    return [int(v) for v in arr.reshape(-1)]
 
 
 def scalar_int(value: Any, what: str) -> int:
+    if isinstance(value, np.ndarray) and value.shape == () and value.dtype.kind in "iu":
+        return int(value)  # the usual case (a Const axis), checked by its shape
     arr = np.asarray(value)
     if arr.size != 1:
         raise InvalidArgumentError(f"{what} must be a scalar, but got shape {shape_str(arr.shape)}")
@@ -323,14 +329,14 @@ def reshape_target(in_shape: Sequence[int], sizes: Sequence[int]) -> tuple[int, 
         else:
             out.append(size)
             product *= size if size else 1
-    n = int(np.prod(in_shape, dtype=np.int64))
+    n = math.prod(in_shape)
     if unknown != -1:
         # Zero-sized dims are left out of both products when the requested shape has one,
         # so the other dims can still be inferred (TensorFlow's rule).
         sizes_have_zero = 0 in out
         known_in = [d for d in in_shape if d or not sizes_have_zero]
         input_has_zero = len(known_in) != len(in_shape)
-        input_n = int(np.prod(known_in, dtype=np.int64))
+        input_n = math.prod(known_in)
         missing = input_n // product
         if not input_has_zero and missing * product != input_n:
             raise InvalidArgumentError(
@@ -338,7 +344,7 @@ def reshape_target(in_shape: Sequence[int], sizes: Sequence[int]) -> tuple[int, 
                 f"requires a multiple of {product}"
             )
         out[unknown] = missing
-    total = int(np.prod(out, dtype=np.int64))
+    total = math.prod(out)
     if total != n:
         raise InvalidArgumentError(
             f"Input to reshape is a tensor with {n} values, but the requested shape has {total}"

@@ -105,12 +105,28 @@ def _adam(s: Arrays, a: dict, g: np.ndarray, attrs: dict) -> None:
     one = _one(var)
     b1, b2 = a["beta1"], a["beta2"]
     alpha = a["lr"] * np.sqrt(one - a["beta2_power"]) / (one - a["beta1_power"])
-    m += (g - m) * (one - b1)
-    v += (g * g - v) * (one - b2)
-    if attrs["use_nesterov"]:
-        var -= ((g * (one - b1) + b1 * m) * alpha) / (np.sqrt(v) + a["epsilon"])
-    else:
-        var -= (m * alpha) / (np.sqrt(v) + a["epsilon"])
+    if var.ndim == 0 or attrs["use_nesterov"]:
+        m += (g - m) * (one - b1)
+        v += (g * g - v) * (one - b2)
+        if attrs["use_nesterov"]:
+            var -= ((g * (one - b1) + b1 * m) * alpha) / (np.sqrt(v) + a["epsilon"])
+        else:
+            var -= (m * alpha) / (np.sqrt(v) + a["epsilon"])
+        return
+    # The same operations in the same order, in two temporaries instead of seven (every
+    # operand has var's dtype: an out= buffer changes no bit).
+    t = np.subtract(g, m)
+    t *= one - b1
+    m += t
+    np.multiply(g, g, out=t)
+    t -= v
+    t *= one - b2
+    v += t
+    d = np.sqrt(v)
+    d += a["epsilon"]
+    np.multiply(m, alpha, out=t)
+    t /= d
+    var -= t
 
 
 def _ada_max(s: Arrays, a: dict, g: np.ndarray, attrs: dict) -> None:

@@ -280,6 +280,21 @@ def test_split_and_split_v():
         run("Split", [np.int32(0), x], {"num_split": 2})
 
 
+def test_split_parts_are_contiguous_and_np_splits():
+    # Split slices its parts directly (an LSTM's gates): np.split's values, each part
+    # C-contiguous, zero-size parts included.
+    x = np.arange(3 * 4 * 8, dtype=np.float32).reshape(3, 4, 8)
+    for axis in (0, 1, 2, -1):
+        parts = run("Split", [np.int32(axis), x], {"num_split": 4 if axis else 3})
+        want = np.split(x, 4 if axis else 3, axis=axis)
+        for p, w in zip(parts, want):
+            assert p.flags.c_contiguous
+            np.testing.assert_array_equal(p, w)
+    parts = run("SplitV", [x, np.array([0, -1, 3]), np.int32(2)], {"num_split": 3})
+    assert [p.shape for p in parts] == [(3, 4, 0), (3, 4, 5), (3, 4, 3)]
+    np.testing.assert_array_equal(parts[2], x[:, :, 5:])
+
+
 def test_slice():
     x = np.arange(12).reshape(3, 4)
     out = run1("Slice", x, np.array([1, 1]), np.array([-1, 2]))

@@ -424,3 +424,23 @@ def test_large_update_by_chunks_equals_one_pass(opt, slots, scalars, attrs):
             rule.update(want, {k: f32(v) for k, v in scalars(t).items()}, grad, full)
     for s, w in zip(slots, want):
         np.testing.assert_array_equal(vs.read(ours[s]), w, err_msg=f"{opt} {s}")
+
+
+def test_adam_in_place_update_is_the_formula_bit_for_bit():
+    # _adam evaluates TF's Adam in two temporaries: the bits are the plain formula's.
+    rng = np.random.default_rng(3)
+    var, m, v, g = (rng.standard_normal((64, 48)).astype(f32) for _ in range(4))
+    v = np.abs(v)
+    a = {
+        "lr": f32(1e-3), "beta1": f32(0.9), "beta2": f32(0.999), "epsilon": f32(1e-8),
+        "beta1_power": f32(0.9**3), "beta2_power": f32(0.999**3),
+    }  # fmt: skip
+    one = f32(1)
+    alpha = a["lr"] * np.sqrt(one - a["beta2_power"]) / (one - a["beta1_power"])
+    m2 = m + (g - m) * (one - a["beta1"])
+    v2 = v + (g * g - v) * (one - a["beta2"])
+    var2 = var - (m2 * alpha) / (np.sqrt(v2) + a["epsilon"])
+    slots = [var.copy(), m.copy(), v.copy()]
+    training_ops._adam(slots, a, g, {"use_nesterov": False})
+    for got, want in zip(slots, (var2, m2, v2)):
+        np.testing.assert_array_equal(got, want)
