@@ -26,8 +26,9 @@ Cleanup is guaranteed without an acknowledgement: the receiver renames (adopts) 
 unlinks a segment right after mapping and unlinks its pool at exit; the producer
 remembers every segment it wrote and a reaper thread unlinks those
 still present after `PENDING_TTL` seconds (a receiver that died or failed), at process
-exit all of them, and at the first write of a process the segments of dead producer
-processes (producers and pool owners alike). Set FLOWRT_SHM=0 to disable the fast path. Thread-safe.
+exit all of them, and at the first segment a process writes or makes for its pool the
+segments of dead processes (producers and pool owners alike). Set FLOWRT_SHM=0 to
+disable the fast path. Thread-safe.
 """
 
 from __future__ import annotations
@@ -368,6 +369,7 @@ class ReceiverPool:
     @staticmethod
     def _create(nbytes: int) -> _Segment | None:
         """A new empty segment of `nbytes` owned by this process, mapped, lent."""
+        _sweep_dead_producers()  # as a producer's first write does (the module docstring)
         name = f"{PREFIX}{os.getpid()}-{secrets.token_hex(16)}"
         path = _path(name)
         try:

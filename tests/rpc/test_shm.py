@@ -177,6 +177,24 @@ def test_noted_key_gets_one_segment_written_in_place(monkeypatch):
     assert not any(_exists(n) for n in names)
 
 
+def test_made_segment_sweeps_segments_of_dead_processes(monkeypatch):
+    proc = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    dead = f"{shm.PREFIX}{int(proc.stdout)}-{'1' * 32}"
+    with open(os.path.join(shm.SHM_DIR, dead), "wb") as f:
+        f.write(b"a dead receiver's pooled segment")
+    monkeypatch.setattr(shm, "_swept", False)
+    pool = shm.ReceiverPool()
+    pool.note(KEY, shm.MIN_BYTES)
+    assert pool.lend(KEY) is not None
+    assert not _exists(dead)
+    pool.close()
+
+
 def test_small_values_are_not_noted():
     pool = shm.ReceiverPool()
     pool.note(KEY, shm.MIN_BYTES - 1)
