@@ -3,7 +3,8 @@
 Every call goes through `rpc.worker_calls.WorkerCalls`, the master's only path to workers
 (a deadline on every call; a failure becomes the OpError with the worker's code, naming the
 task). `PartitionRunner.run_step` fans RunGraph out to every partition IN
-PARALLEL (the last one on the calling thread); the first failure sends CleanupGraph(step_id)
+PARALLEL (the answers of tasks on this host read on the calling thread, see
+_launch_and_wait); the first failure sends CleanupGraph(step_id)
 to every task at once, which aborts the step's rendezvous there so the other partitions stop
 waiting; every RunGraph is then awaited within the step deadline (a blocking call cannot be
 cancelled: its own deadline ends it). After every step, success or failure, the tasks with a
@@ -37,7 +38,8 @@ from common.errors import (
 from common.executor.barrier import ExecutorBarrier
 from protos import config_pb2, graph_pb2, worker_pb2
 from rpc import wire
-from rpc.worker_calls import WorkerCalls
+from rpc.deadlines import DEADLINES
+from rpc.worker_calls import DeferredCall, WorkerCalls
 
 # A step without any deadline still needs one on its RPCs ("every wait has an exit").
 NO_DEADLINE_S = 7 * 24 * 3600.0
@@ -47,6 +49,9 @@ _RUN_GRACE_S = 2.0
 # How long aborted partitions get to report after the step failed.
 _ABORT_GRACE_S = 5.0
 _ABORT_RESEND_S = 0.25
+# How long the RPC thread may stay busy (running its partition, reading an answer) before
+# the answers it has not read yet are read on pooled threads instead (see _launch_and_wait).
+_HAND_OFF_S = 0.25
 _RECV_OPS = frozenset({"_Recv", "_HostRecv"})
 RUN_GRAPH_SEND_FIELD = worker_pb2.RunGraphRequest.SEND_FIELD_NUMBER
 
@@ -243,31 +248,41 @@ class PartitionRunner:
         waiter: ExecutorBarrier,
         cancelled: list[OpError],
     ) -> list[tuple[RegisteredPartition, Any]]:
-        # The last RunGraph runs on this thread: one thread hop less per step. (Measured:
-        # choosing the partition with the fetches instead was slower on trivial_step.)
-        inline = len(parts) - 1
+        # Every RunGraph leaves at once. Those to tasks of this host (a socket, or this
+        # process's own task) are answered on this thread: the one to this process's task
+        # runs here first, then the others' answers are read here, without a pooled
+        # thread woken per call; should this thread stay busy past _HAND_OFF_S, the
+        # watcher hands the answers not read yet to pooled threads, so an early failure
+        # still aborts the step at once. Calls over gRPC wait on pooled threads, but for
+        # the last one when none is answered here: it runs on this thread.
+        deferred: list[DeferredCall] = []
         for k, part in enumerate(parts):
-            if k == inline:
-                continue
             future = self.calls.future(
                 part.plan.task,
                 "RunGraph",
                 self._run_request(part, step_id, feeds, exec_opts),
                 timeout=budget,
                 split=True,
+                defer=True,
+                inline=k == len(parts) - 1 and not deferred,
             )
             self._track(part, future, futures, waiter)
-        if inline >= 0:
-            part = parts[inline]
-            future = self.calls.future(
-                part.plan.task,
-                "RunGraph",
-                self._run_request(part, step_id, feeds, exec_opts),
-                timeout=budget,
-                inline=True,
-                split=True,
+            if isinstance(future, DeferredCall):
+                deferred.append(future)
+        if deferred:
+            # The task of this process first: its RunGraph runs on the thread that waits.
+            deferred.sort(key=lambda d: not d.in_process)
+            for extra in deferred[1:]:
+                if extra.in_process:  # never: a process hosts one task
+                    extra.hand_off()
+            watch = DEADLINES.watch(
+                time.monotonic() + _HAND_OFF_S, functools.partial(_hand_off, deferred)
             )
-            self._track(part, future, futures, waiter)
+            try:
+                for d in deferred:
+                    d.run_here()
+            finally:
+                DEADLINES.cancel(watch)
         woke = waiter.wake.wait(max(0.0, deadline - time.monotonic()) + _RUN_GRACE_S)
         if not woke:
             aborts.extend(self._abort(step_id, _unanswered(cleanup_tasks, futures)))
@@ -385,6 +400,11 @@ class PartitionRunner:
             except Exception:  # noqa: BLE001  (best effort: the final cleanup retries)
                 pass
         return futures
+
+
+def _hand_off(calls: Sequence[DeferredCall]) -> None:
+    for call in calls:
+        call.hand_off()
 
 
 def _unanswered(tasks: Sequence[str], futures: list[tuple[RegisteredPartition, Any]]) -> list[str]:

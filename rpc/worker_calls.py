@@ -10,7 +10,8 @@ rpc.step_cleaner, batched per task, in the background. Thread-safe.
 from __future__ import annotations
 
 import concurrent.futures
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import grpc
@@ -25,6 +26,66 @@ from rpc.step_cleaner import StepCleaner
 from rpc.worker_cache import WorkerCache
 
 _RECV_FIELD = worker_pb2.RunGraphResponse.RECV_FIELD_NUMBER
+
+
+class DeferredCall(concurrent.futures.Future):
+    """A call already started on a same-host task (its request sent on the socket, or,
+    for a task of this process, to be run by whoever waits for it) whose answer nobody
+    waits for yet: `run_here()` waits on the calling thread, `hand_off()` on a pooled
+    one; whichever comes first runs it, the other does nothing. Cancelling it before
+    then drops the call. Why: a master's RPC thread that runs one partition of a step
+    itself then reads the others' answers without waking a pooled thread per call."""
+
+    def __init__(
+        self,
+        call: Callable[[], Any],
+        local: local_rpc.LocalCall | local_rpc.InProcessCall,
+        pool: call_pool.CallPool,
+    ) -> None:
+        super().__init__()
+        self._call = call
+        self._local = local
+        self._pool = pool
+        self._claim = threading.Lock()
+        self._claimed = False
+
+    @property
+    def in_process(self) -> bool:
+        """Whether the call runs where it is awaited (a task of this process)."""
+        return isinstance(self._local, local_rpc.InProcessCall)
+
+    def run_here(self) -> None:
+        """Wait for the answer (run the call, in process) on this thread."""
+        if self._take():
+            self._run()
+
+    def hand_off(self) -> None:
+        """Have a pooled thread wait for the answer."""
+        if self._take():
+            self._pool.submit(self._run)
+
+    def cancel(self) -> bool:
+        if not super().cancel():
+            return False
+        self._local.cancel()
+        return True
+
+    def _take(self) -> bool:
+        with self._claim:
+            taken, self._claimed = self._claimed, True
+        return not taken
+
+    def _run(self) -> None:
+        if not self.set_running_or_notify_cancel():
+            return
+        try:
+            result = self._call()
+        except BaseException as exc:  # noqa: BLE001  (the future carries every failure)
+            self.set_exception(exc)
+        else:
+            self.set_result(result)
+        finally:
+            del self._call  # the finished call (and its request) is not kept
 
 
 class WorkerCalls:
@@ -56,12 +117,15 @@ class WorkerCalls:
         wait_for_ready: bool = False,
         inline: bool = False,
         split: bool = False,
+        defer: bool = False,
     ) -> concurrent.futures.Future:
         """The call as a future: a blocking call on a pooled thread (see the docstring),
         or with `inline` on this thread (the future is done when this returns). RunGraph
-        to a worker on this host goes over its local socket (rpc.local_rpc). A RunGraph
-        request may be a wire.PartsMessage; with `split`, its response's large fetched
-        tensors stay views of the bytes received (a wire.SplitResponse)."""
+        to a worker on this host goes over its local socket (rpc.local_rpc); with `defer`
+        such a call (already sent) comes back as a DeferredCall, whose answer the caller
+        reads itself (`run_here`) or hands to the pool. A RunGraph request may be a
+        wire.PartsMessage; with `split`, its response's large fetched tensors stay views of
+        the bytes received (a wire.SplitResponse)."""
         local = None
         if method == "RunGraph" and not wait_for_ready:
             payload = (
@@ -95,6 +159,8 @@ class WorkerCalls:
                     sent, timeout=timeout or self.rpc_timeout, wait_for_ready=wait_for_ready
                 )
 
+        if defer and local is not None:
+            return DeferredCall(call, local, self._pool)
         if not inline:
             return self._pool.submit(call)
         future: concurrent.futures.Future = concurrent.futures.Future()

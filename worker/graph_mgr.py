@@ -49,7 +49,7 @@ from common.partition import partition, unique_names
 from common.rendezvous import create_key, parse_key
 from common.resource_mgr import Scope
 from protos import cost_graph_pb2
-from worker.deadlines import DEADLINES
+from rpc.deadlines import DEADLINES
 from worker.partial_run import PartialRuns, recv_output, send_inputs
 from worker.rendezvous_mgr import RendezvousMgr
 

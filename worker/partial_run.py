@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 from common.errors import AbortedError, DeadlineExceededError, InvalidArgumentError, OpError
 from common.rendezvous import Rendezvous, parse_key
-from worker.deadlines import DEADLINES
+from rpc.deadlines import DEADLINES
 
 # Expired partial runs remembered so that a late call learns why its step is gone; older
 # ones get the rendezvous tombstone's "Step N was cleaned up".

@@ -15,6 +15,7 @@ import pytest
 from common.errors import AbortedError, DeadlineExceededError
 from protos import worker_pb2
 from rpc.channels import GRPC_OPTIONS
+from rpc.deadlines import DEADLINES
 from rpc.service_paths import worker_stub
 from tests.worker.test_partial_run import (
     ABORTED,
@@ -28,7 +29,6 @@ from tests.worker.test_partial_run import (
 from tests.worker.test_step_abort import _endless_loop_graph
 from tests.worker.test_worker_rpc import CPU1, TIMEOUT, _cleanup, _fetch_key, _register, _session
 from worker.__main__ import parse_args
-from worker.deadlines import DEADLINES
 from worker.partial_run import PartialRuns
 
 IDLE = 0.5

@@ -1,4 +1,4 @@
-"""Worker, step deadlines: the watcher calls what is due, in deadline order, and never
+"""Step deadlines (rpc.deadlines): the watcher calls what is due, in deadline order, and never
 what was cancelled (pure logic plus its one thread; no sockets)."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 import time
 
-from worker.deadlines import DeadlineWatcher
+from rpc.deadlines import DeadlineWatcher
 
 
 def test_due_callbacks_run_in_deadline_order_and_cancelled_ones_never():

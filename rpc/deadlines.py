@@ -1,9 +1,11 @@
-"""Step deadlines: one thread that aborts running steps when their deadline passes.
+"""Deadlines: one thread that calls what is due when its time passes (steps' aborts).
 
 A RunGraph's executors may run on the RPC's own thread (cheap kernels run inline), so a
 step of purely local kernels, such as an endless while loop, never returns to a point
 where it could notice its deadline. The watcher calls each step's abort at its deadline
-from its own thread; the executors see the abort on their hot path and stop.
+from its own thread; the executors see the abort on their hot path and stop. The master
+uses it too: a RunGraph answer its RPC thread meant to read itself is handed to a pooled
+thread when that thread stays busy (master.partition_runner).
 Process-wide (one thread, started on first use, a daemon); thread-safe.
 """
 
