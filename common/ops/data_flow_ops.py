@@ -110,7 +110,8 @@ class TensorArray:
             self._check_dtype(dt, writing=True)
             self._write_locked(index, value)
 
-    def _write_locked(self, index: int, value: np.ndarray) -> None:
+    def _write_locked(self, index: int, value: np.ndarray, owned: bool = False) -> None:
+        """Write `value` at `index`; `owned`: a private array of our dtype (no copy made)."""
         if index < 0:
             raise InvalidArgumentError(f"Tried to write to index {index} but array size is: "
                                        f"{len(self.slots)}")  # fmt: skip
@@ -140,7 +141,8 @@ class TensorArray:
                 f"Could not write to TensorArray index {index} because it has already been "
                 "written to."
             )
-        value = np.array(value, dtype=dtypes.as_numpy(self.dtype), copy=True)
+        if not owned:
+            value = np.array(value, dtype=dtypes.as_numpy(self.dtype), copy=True)
         if slot.written and slot.value is not None:
             if slot.value.shape != value.shape:
                 raise InvalidArgumentError(
@@ -168,8 +170,10 @@ class TensorArray:
                             f"Tried to write to index {int(i)} but array is not resizeable "
                             f"and size is: {len(self.slots)}"
                         )
-            for k, i in enumerate(idx):
-                self._write_locked(int(i), value[k])
+            # One copy of the whole value; each slot holds a row of it (not a copy each).
+            rows = np.array(value, dtype=dtypes.as_numpy(self.dtype), copy=True)
+            for k, i in enumerate(idx.tolist()):
+                self._write_locked(i, rows[k], owned=True)
 
     def split(self, value: np.ndarray, lengths: np.ndarray, dt: DataType) -> None:
         with self.lock:

@@ -73,8 +73,11 @@ def concat(values: Sequence[np.ndarray], axis_value: Any) -> np.ndarray:
             f"but got {axis}"
         )
     axis %= rank
+    head, tail = first[:axis], first[axis + 1 :]
     for i, v in enumerate(values[1:], 1):
         shape = np.shape(v)
+        if len(shape) == rank and shape[:axis] == head and shape[axis + 1 :] == tail:
+            continue  # the usual case, checked as tuples
         if len(shape) != rank:
             raise InvalidArgumentError(
                 "ConcatOp : Ranks of all input tensors should match: shape[0] = "

@@ -205,6 +205,19 @@ def test_tensor_array_scatter_gather_concat_split() -> None:
         r.run("TensorArraySplitV3", _ta(r, 2), np.zeros(2, np.float32), np.array([2]), FLOW)
 
 
+def test_tensor_array_scatter_keeps_its_own_copy() -> None:
+    # Scatter copies the value once and stores its rows: a later change to the input
+    # array (a forwarded buffer) does not reach the array's elements.
+    r = Runner()
+    h = _ta(r, 3)
+    value = np.arange(6, dtype=np.float32).reshape(3, 2)
+    r.run("TensorArrayScatterV3", h, np.array([2, 0, 1], np.int32), value, FLOW)
+    value[:] = -1
+    read = r.run("TensorArrayReadV3", h, np.int32(0), FLOW, dtype=F32)[0]
+    np.testing.assert_array_equal(read, [2, 3])
+    assert read.dtype == np.float32
+
+
 def test_tensor_array_gather_of_empty_uses_element_shape() -> None:
     r = Runner()
     h = _ta(r, 0)
