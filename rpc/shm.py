@@ -377,7 +377,9 @@ class ReceiverPool:
         except OSError:
             return None
         try:
-            os.ftruncate(fd, nbytes)
+            # Pages reserved now: a full /dev/shm (a container's 64 MB) fails here, not as
+            # SIGBUS when a producer later writes through its mapping.
+            os.posix_fallocate(fd, 0, nbytes)
             mapping = _map(fd, name, nbytes)
         except (OSError, InternalError):
             _unlink(path)

@@ -195,6 +195,22 @@ def test_made_segment_sweeps_segments_of_dead_processes(monkeypatch):
     pool.close()
 
 
+def test_full_shared_memory_makes_no_segment(monkeypatch):
+    """No room in /dev/shm: the value keeps coming over the socket (a segment whose pages
+    were not there would kill the producer with SIGBUS when it wrote through its map)."""
+
+    def full(fd, offset, length):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "posix_fallocate", full)
+    mine = f"{shm.PREFIX}{os.getpid()}-"
+    before = {n for n in os.listdir(shm.SHM_DIR) if n.startswith(mine)}
+    pool = shm.ReceiverPool()
+    pool.note(KEY, shm.MIN_BYTES)
+    assert pool.lend(KEY) is None and len(pool) == 0
+    assert {n for n in os.listdir(shm.SHM_DIR) if n.startswith(mine)} <= before
+
+
 def test_small_values_are_not_noted():
     pool = shm.ReceiverPool()
     pool.note(KEY, shm.MIN_BYTES - 1)
