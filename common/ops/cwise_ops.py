@@ -98,8 +98,13 @@ def _binary_kernel(fn: Fn) -> Callable[[KernelConstruction], Callable]:
                             z = scalar_op(x, y)
                     return [z if type(z) is tx else mu.as_type(z, out)]
             elif not (fast and tx is ty and tx is np.ndarray):
-                return _binary_general(fn, out, x, y)
-            if x.dtype != inp or y.dtype != inp or x.shape != y.shape:
+                # An array and a scalar of its dtype (an LSTM's f + 1.0) broadcast always.
+                if not (
+                    (tx is np.ndarray and ty is scalar_t and x.dtype == inp)
+                    or (ty is np.ndarray and tx is scalar_t and y.dtype == inp)
+                ):
+                    return _binary_general(fn, out, x, y)
+            elif x.dtype != inp or y.dtype != inp or x.shape != y.shape:
                 return _binary_general(fn, out, x, y)
             if fp_errors_ignored():
                 z = fn(x, y)

@@ -287,6 +287,27 @@ def test_matmul_and_errors():
         run1("MatMul", np.ones(3, f32), a)
 
 
+def test_binary_array_and_scalar_of_its_dtype():
+    # An array and a 0-d operand of its dtype take the fast path: numpy's broadcast values
+    # and the op's dtype, in either order; other pairs still broadcast as before.
+    x = np.random.default_rng(0).standard_normal((32, 128)).astype(f32)
+    one = np.array(1.0, f32)
+    for a, b in ((x, one), (one, x)):
+        z = run1("AddV2", a, b)
+        assert z.dtype == f32 and z.shape == (32, 128)
+        np.testing.assert_array_equal(z, x + f32(1))
+    less = run1("Less", x, np.array(0.0, f32))
+    assert less.dtype == np.bool_
+    np.testing.assert_array_equal(less, x < 0)
+    ints = np.arange(-4, 5, dtype=np.int32)
+    np.testing.assert_array_equal(run1("FloorMod", ints, np.array(3, np.int32)), ints % 3)
+    np.testing.assert_array_equal(run1("DivNoNan", x, np.array(0.0, f32)), np.zeros_like(x))
+    with pytest.raises(InvalidArgumentError, match="Integer division by zero"):
+        run1("FloorMod", ints, np.array(0, np.int32))
+    half = run1("Mul", x.astype(f16), np.array(2.0, f16))
+    assert half.dtype == f16
+
+
 @pytest.mark.parametrize(
     "m,k,n,dtype", [(32, 512, 256, f32), (8, 256, 128, f64), (64, 200, 130, f32)]
 )
