@@ -31,6 +31,8 @@ from collections.abc import Callable
 from time import thread_time
 from typing import Any
 
+import numpy as np
+
 from common import errors
 from common.device import Device, thread_pool
 from common.errors import (
@@ -40,7 +42,14 @@ from common.errors import (
     OpError,
 )
 from common.executor import stats
-from common.executor.graph_view import GraphView, KernelLookup
+from common.executor.graph_view import (
+    TRIVIAL_CONST,
+    TRIVIAL_FORWARD,
+    TRIVIAL_NO_OUTPUT,
+    TRIVIAL_SWITCH,
+    GraphView,
+    KernelLookup,
+)
 from common.executor.propagator import Propagator
 from common.executor.step import StepState
 from common.graph.graph import Graph
@@ -74,6 +83,9 @@ _COST_DECAY = 10.0
 _TIME_EVERY = 16
 # Ready nodes enough to overlap a costly kernel handed to the pool (_worth_overlap).
 _OVERLAP_READY = 8
+
+# A trivial Merge's value_index output (np.int32, as its kernel gives), by input.
+_INDICES = tuple(np.int32(k) for k in range(64))
 
 # How long run() waits for running kernels after its timeout aborted the step.
 _ABORT_GRACE_SECONDS = 10.0
@@ -249,6 +261,8 @@ class _ExecutorState:
         input_start, num_inputs, num_outputs = view.input_start, view.num_inputs, view.num_outputs
         propagate, adjust = self.prop.propagate, self.prop.adjust
         fast, out_edges, ctrl_out = view.fast, view.out_edges, view.ctrl_out
+        trivial, consts, np_bool = view.trivial, view.consts, np.bool_
+        outputs: Any  # a kernel's list, or a trivial node's tuple; None when dead
         plain, single_edge, nones = view.plain, view.single_edge, view.nones
         cost, costly = view.cost_estimates, self._costly
         popleft, append = ready.popleft, ready.append
@@ -275,64 +289,94 @@ class _ExecutorState:
                 continue  # results of nodes still running elsewhere may be posted
             tagged = popleft()
             i, frame, it, is_dead = tagged
-            if plain[i] and not is_dead:  # the common case, kept short
-                ctx = new_context()
-                ctx.step, ctx.frame_iter, ctx.node_name = step, it.frame_iter, names[i]
-                s = input_start[i]
-                e = s + num_inputs[i]
+            t = 0 if is_dead else trivial[i]
+            if t:  # bookkeeping: the registered kernel's work, done here
                 slots = it.inputs
-                try:
-                    outputs = computes[i](ctx, slots[s:e])
-                    if len(outputs) != num_outputs[i]:
-                        raise _bad_outputs(names[i], outputs, num_outputs[i])
-                except BaseException as exc:  # noqa: BLE001  (any kernel failure fails the node)
-                    self._node_failed(i, exc)
-                    outstanding -= 1
-                    if outstanding == 0:
-                        self.outstanding = 0
-                        self._finish()
-                        return
-                    continue
-                slots[s:e] = nones[i]  # the inputs are consumed: drop the step's references
-            elif is_dead and not run_dead[i]:
-                outputs = None
-            else:
                 s = input_start[i]
-                inputs = it.inputs[s : s + num_inputs[i]]
-                it.inputs[s : s + num_inputs[i]] = nones[i]  # consumed (see above)
-                if is_dead:
-                    inputs = [DEAD] * len(inputs)
-                elif deref[i]:
-                    for k in deref[i]:
-                        inputs[k] = deref_value(inputs[k])
-                ctx = context(step, it.frame_iter, names[i])
-                if is_async[i]:
-                    self._start_async(tagged, ctx, inputs)
-                    continue
-                timed = False
-                if expensive[i]:
-                    if ready and costly(i) and self._worth_overlap(ready):
-                        thread_pool().submit(self._run_on_pool, tagged, ctx, inputs)
+                if t == TRIVIAL_FORWARD:
+                    outputs = (slots[s],)
+                    slots[s] = None
+                elif t == TRIVIAL_CONST:
+                    outputs = consts[i]
+                elif t == TRIVIAL_NO_OUTPUT:
+                    outputs = ()
+                elif t == TRIVIAL_SWITCH:
+                    pred = slots[s + 1]
+                    if type(pred) is np_bool:
+                        data = slots[s]
+                        slots[s] = slots[s + 1] = None
+                        outputs = (DEAD, data) if pred else (data, DEAD)
+                    else:
+                        t = 0  # the kernel checks the predicate and reports a bad one
+                else:  # TRIVIAL_MERGE: its first live input, and that input's index
+                    e = s + num_inputs[i]
+                    k = s
+                    while k < e and slots[k] is DEAD:
+                        k += 1
+                    if k < e and k - s < len(_INDICES):
+                        outputs = (slots[k], _INDICES[k - s])
+                        slots[s:e] = nones[i]
+                    else:
+                        t = 0  # the kernel reports it
+            if not t:
+                if plain[i] and not is_dead:  # the common case, kept short
+                    ctx = new_context()
+                    ctx.step, ctx.frame_iter, ctx.node_name = step, it.frame_iter, names[i]
+                    s = input_start[i]
+                    e = s + num_inputs[i]
+                    slots = it.inputs
+                    try:
+                        outputs = computes[i](ctx, slots[s:e])
+                        if len(outputs) != num_outputs[i]:
+                            raise _bad_outputs(names[i], outputs, num_outputs[i])
+                    except BaseException as exc:  # noqa: BLE001  (any kernel failure fails the node)
+                        self._node_failed(i, exc)
+                        outstanding -= 1
+                        if outstanding == 0:
+                            self.outstanding = 0
+                            self._finish()
+                            return
                         continue
-                    timed = _time_this_run(view.timed_runs, i)
-                    if timed:
-                        t0 = thread_time()
-                try:
-                    outputs = computes[i](ctx, inputs)
-                    if len(outputs) != num_outputs[i]:
-                        raise _bad_outputs(names[i], outputs, num_outputs[i])
-                except BaseException as exc:  # noqa: BLE001  (any kernel failure fails the node)
-                    self._node_failed(i, exc)
-                    outstanding -= 1
-                    if outstanding == 0:
-                        self.outstanding = 0
-                        self._finish()
-                        return
-                    continue
-                if timed:
-                    _update_cost(cost, i, thread_time() - t0)
-                if is_dead:
+                    slots[s:e] = nones[i]  # the inputs are consumed: drop the step's references
+                elif is_dead and not run_dead[i]:
                     outputs = None
+                else:
+                    s = input_start[i]
+                    inputs = it.inputs[s : s + num_inputs[i]]
+                    it.inputs[s : s + num_inputs[i]] = nones[i]  # consumed (see above)
+                    if is_dead:
+                        inputs = [DEAD] * len(inputs)
+                    elif deref[i]:
+                        for k in deref[i]:
+                            inputs[k] = deref_value(inputs[k])
+                    ctx = context(step, it.frame_iter, names[i])
+                    if is_async[i]:
+                        self._start_async(tagged, ctx, inputs)
+                        continue
+                    timed = False
+                    if expensive[i]:
+                        if ready and costly(i) and self._worth_overlap(ready):
+                            thread_pool().submit(self._run_on_pool, tagged, ctx, inputs)
+                            continue
+                        timed = _time_this_run(view.timed_runs, i)
+                        if timed:
+                            t0 = thread_time()
+                    try:
+                        outputs = computes[i](ctx, inputs)
+                        if len(outputs) != num_outputs[i]:
+                            raise _bad_outputs(names[i], outputs, num_outputs[i])
+                    except BaseException as exc:  # noqa: BLE001  (any kernel failure fails the node)
+                        self._node_failed(i, exc)
+                        outstanding -= 1
+                        if outstanding == 0:
+                            self.outstanding = 0
+                            self._finish()
+                            return
+                        continue
+                    if timed:
+                        _update_cost(cost, i, thread_time() - t0)
+                    if is_dead:
+                        outputs = None
             edge = single_edge[i]
             if edge is not None:  # propagate() inlined: one plain consumer, one edge
                 slot, dst, loc, pid = edge

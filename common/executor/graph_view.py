@@ -40,6 +40,28 @@ _TRANSFER_OPS = frozenset({"_Send", "_HostSend", "_Recv", "_HostRecv"})
 
 KernelLookup = Callable[[Node, str], KernelDef]
 
+# Bookkeeping kernels the executor does itself, with no context and no kernel call
+# (GraphView.trivial): what the registered kernel of these ops computes, done in place.
+TRIVIAL_FORWARD, TRIVIAL_CONST, TRIVIAL_NO_OUTPUT, TRIVIAL_MERGE, TRIVIAL_SWITCH = 1, 2, 3, 4, 5
+_TRIVIAL_OPS = {
+    "Identity": TRIVIAL_FORWARD,
+    "RefIdentity": TRIVIAL_FORWARD,
+    "StopGradient": TRIVIAL_FORWARD,
+    "Snapshot": TRIVIAL_FORWARD,
+    "Enter": TRIVIAL_FORWARD,
+    "RefEnter": TRIVIAL_FORWARD,
+    "Exit": TRIVIAL_FORWARD,
+    "RefExit": TRIVIAL_FORWARD,
+    "NextIteration": TRIVIAL_FORWARD,
+    "RefNextIteration": TRIVIAL_FORWARD,
+    "Const": TRIVIAL_CONST,
+    "NoOp": TRIVIAL_NO_OUTPUT,
+    "Merge": TRIVIAL_MERGE,
+    "RefMerge": TRIVIAL_MERGE,
+    "Switch": TRIVIAL_SWITCH,
+    "RefSwitch": TRIVIAL_SWITCH,
+}
+
 
 class FrameInfo:
     """Static facts about one loop frame (by frame name); the root frame is index 0."""
@@ -257,7 +279,12 @@ class GraphView:
         self.computes: list[Callable[..., Any]] = []
         self.is_async: list[bool] = []
         self.expensive: list[bool] = []
-        for nd in self.nodes:
+        # trivial[i]: a TRIVIAL_* kind when node i runs the registered kernel of one of
+        # _TRIVIAL_OPS (no other label, no input to dereference): the executor then does
+        # the kernel's work itself. consts[i]: a trivial Const's outputs.
+        self.trivial = [0] * len(self.nodes)
+        self.consts: list[tuple[Any, ...] | None] = [None] * len(self.nodes)
+        for i, nd in enumerate(self.nodes):
             try:
                 kdef = lookup(nd, device_type)
                 kc = KernelConstruction(
@@ -285,3 +312,8 @@ class GraphView:
             self.computes.append(compute)
             self.is_async.append(kdef.is_async)
             self.expensive.append(kdef.expensive)
+            kind = _TRIVIAL_OPS.get(nd.op, 0)
+            if kind and not self.deref[i] and kdef is registry.find_kernel(nd.op, device_type):
+                self.trivial[i] = kind
+                if kind == TRIVIAL_CONST:
+                    self.consts[i] = tuple(compute(None, []))  # Const ignores its context

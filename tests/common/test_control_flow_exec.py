@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 
+import numpy as np
 import pytest
 
 from common.dtypes import DataType
@@ -134,6 +135,62 @@ def test_while_loop_sums_one_to_ten(parallel_iterations: int) -> None:
     retval(g, "s", s_exit, 1)
     assert run(g, 2) == [11, 55]
     assert TRACE.count("sum/s_next") == 10 and TRACE.count("sum/less") == 11
+
+
+def _run_with(executor: Executor, num_retvals: int, args: Sequence = ()) -> list:
+    step = new_step()
+    step.call_frame = CallFrame(list(args), num_retvals)
+    executor.run(step, timeout=TIMEOUT)
+    return step.call_frame.retvals
+
+
+def test_bookkeeping_nodes_run_without_calling_their_kernels() -> None:
+    # Enter, Merge, NextIteration, Exit, Identity, NoOp and Const: the executor does their
+    # registered kernels' work itself (no context, no call), with the same results.
+    g = Graph()
+    i_exit, s_exit = sum_loop(g)
+    gate = add(g, "gate", "NoOp", ctrl=[i_exit])
+    retval(g, "i", add(g, "i_out", "Identity", [i_exit], ctrl=[gate], T=I64), 0)
+    retval(g, "s", s_exit, 1)
+    retval(g, "c_out", add(g, "seven", "Const", dtype=I64, value=np.int64(7)), 2)
+    executor = Executor(g, DEVICE)
+    view = executor.view
+    bookkeeping = {"Enter", "Merge", "NextIteration", "Exit", "Identity", "NoOp", "Const"}
+
+    def not_called(ctx, inputs):
+        raise AssertionError(f"{ctx.node_name}'s kernel ran")
+
+    replaced = [i for i, nd in enumerate(view.nodes) if nd.op in bookkeeping]
+    assert len(replaced) == 13 and all(view.trivial[i] for i in replaced)
+    for i in replaced:
+        view.computes[i] = not_called
+    assert _run_with(executor, 3) == [11, 55, 7]
+
+
+@pytest.mark.parametrize("pred, taken", [(True, 1), (False, 0)])
+def test_switch_on_a_scalar_bool_forwards_to_one_output_without_its_kernel(pred, taken) -> None:
+    g = Graph()
+    x = const(g, "x", 5)
+    p = add(g, "p", "_Arg", T=DataType.DT_BOOL, index=0)
+    sw = add(g, "sw", "Switch", [x, p], T=I64)
+    merge = add(g, "merge", "Merge", [(sw, 0), (sw, 1)], T=I64, N=2)
+    retval(g, "out", merge, 0)
+    retval(g, "index", (merge, 1), 1)
+    executor = Executor(g, DEVICE)
+    for name in ("sw", "merge"):
+        executor.view.computes[executor.view.names.index(name)] = None  # never called
+    value, index = _run_with(executor, 2, [np.bool_(pred)])
+    assert value == 5 and index == taken and type(index) is np.int32
+
+
+def test_switch_on_a_non_scalar_predicate_still_fails_naming_the_node() -> None:
+    g = Graph()
+    p = add(g, "p", "_Arg", T=DataType.DT_BOOL, index=0)
+    retval(g, "out", (add(g, "sw", "Switch", [const(g, "x", 5), p], T=I64), 1), 0)
+    with pytest.raises(InvalidArgumentError) as info:
+        _run_with(Executor(g, DEVICE), 1, [np.array([True, False])])
+    assert info.value.node_name == "sw"
+    assert "must be a scalar" in info.value.message
 
 
 def _loop_with_side_chain(g: Graph, parallel_iterations: int) -> list[Node]:
