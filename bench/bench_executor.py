@@ -4,16 +4,24 @@ cost); and the executor's CPU time per node executed (the thread's CPU clock, wh
 loaded machine inflates less than wall time) for straight-line nodes (the chain) and for
 the nodes of a v1 while loop (1,000 iterations of Merge/Switch/Identity/NextIteration
 bookkeeping around two scalar updates, built with our client, run in-process with graph
-optimizations off), without and with its gradient loop (forward-value stacks).
+optimizations off), without and with its gradient loop (forward-value stacks); and a
+training step of the 2-layer LSTM of bench.tf_models (128 units, 32 steps, batch 32,
+dynamic_rnn, Adam) built with our client and run in-process with graph optimizations off:
+its process CPU time per step (every thread, kernels included) and per node executed.
 Prints JSON, medians over the timed steps."""
 
 from __future__ import annotations
 
-import json
-import statistics
-import time
+from common import blas_env
 
-import numpy as np
+if __name__ == "__main__":
+    blas_env.configure(single_thread=True)  # before numpy loads, as worker/__main__ does
+
+import json  # noqa: E402
+import statistics  # noqa: E402
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
 
 import common.ops  # noqa: F401  (registers the ops and kernels)
 from common import attr_value
@@ -111,6 +119,47 @@ def loop_cpu_ns_per_node(steps: int, iterations: int, gradient: bool) -> float:
     return round(statistics.median(times[2:]) * 1e9 / nodes, 1)
 
 
+def lstm_step_cpu(steps: int, batch: int = 32, seq: int = 32, units: int = 128) -> dict:
+    """Process CPU ms per training step of a 2-layer LSTM, and CPU ns per node executed."""
+    import client as tf
+    from common.session import Session
+    from protos import config_pb2
+
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.placeholder(tf.float32, [batch, seq, units], name="x")
+        h = x
+        for layer in range(2):
+            with tf.variable_scope(f"rnn{layer}"):
+                cell = tf.nn.rnn_cell.BasicLSTMCell(units)
+                h, _ = tf.nn.dynamic_rnn(cell, h, dtype=tf.float32)
+        loss = tf.reduce_mean(tf.square(h))
+        train = tf.train.AdamOptimizer(1e-3).minimize(loss)
+        init = tf.global_variables_initializer()
+    sess = Session(g.as_graph_def(), optimize=False)
+    sess.run([], targets=[init.name])
+    feeds = {x.name: np.random.default_rng(0).random((batch, seq, units), np.float32)}
+    metadata = config_pb2.RunMetadata()
+    sess.run(
+        [loss.name],
+        feeds,
+        [train.name],
+        run_options=config_pb2.RunOptions(trace_level=config_pb2.RunOptions.FULL_TRACE),
+        run_metadata=metadata,
+    )
+    nodes = sum(len(d.node_stats) for d in metadata.step_stats.dev_stats)
+    times = []
+    for _ in range(steps + 3):
+        t0 = time.process_time()  # the pool's threads too (expensive kernels run there)
+        sess.run([loss.name], feeds, [train.name])
+        times.append(time.process_time() - t0)
+    cpu = statistics.median(times[3:])
+    return {
+        "lstm_step_cpu_ms": round(cpu * 1e3, 2),
+        "lstm_step_cpu_ns_per_node": round(cpu * 1e9 / nodes, 1),
+    }
+
+
 def main(steps: int = 200, length: int = 1000) -> dict:
     _register_trivial_add()
     return {
@@ -123,6 +172,7 @@ def main(steps: int = 200, length: int = 1000) -> dict:
         ),
         "while_loop_cpu_ns_per_node": loop_cpu_ns_per_node(20, 1000, gradient=False),
         "while_loop_gradient_cpu_ns_per_node": loop_cpu_ns_per_node(10, 300, gradient=True),
+        **lstm_step_cpu(20),
     }
 
 
