@@ -9,14 +9,19 @@ takes f's body (a registered gradient function of f is used instead, as TensorFl
 keeps the forward nodes, adds an `_Arg` per upstream gradient and walks the body backwards
 from its results, each op's gradient built from the table below as plain graph nodes;
 gradients meeting at one tensor are summed with AddN, an argument nothing reaches gets
-zeros. The formulas are TensorFlow's C++ ones (tanh' as 1 - tanh^2, not TanhGrad) and
-gradients meeting at a tensor are summed in TensorFlow's order, so values match its own
+zeros. The formulas are TensorFlow's C++ ones (math_grad.cc, nn_grad.cc, array_grad.cc:
+tanh' as 1 - tanh^2, not TanhGrad; MaxPool recomputed before MaxPoolGrad) and gradients
+meeting at a tensor are summed in TensorFlow's order, so values match its own
 SymbolicGradient (to the last bit where no transcendental kernel is involved). The table
-covers the common op set (elementwise math and activations, Softmax, BiasAdd,
-Maximum/Minimum, MatMul and BatchMatMul, Sum/Mean, Reshape/ExpandDims/Squeeze,
-Transpose, Cast, AddN, Identity); another op on a path from an
-argument to a result is Unimplemented, naming the op, its node and the function
-(TensorFlow: NotFound "No gradient defined for op", for ops it has no C++ gradient of).
+is TensorFlow's C++ set for the ops TF1 functions use: elementwise math and activations
+(Relu, Relu6, Pow, SquaredDifference, Select, Sign, ...), Softmax/LogSoftmax, BiasAdd,
+Conv2D, MaxPool, AvgPool, MatMul/BatchMatMul, Sum/Mean/Max/Min, Concat/Split/Slice/
+StridedSlice/Pack/Reverse/Fill/BroadcastTo, the reshapes, Transpose, Cast, Identity.
+Ops TF registers without a gradient (comparisons, Shape, StopGradient, Floor, ...) pass
+nothing back. Any other op on a path from an argument to a result is NotFound "No
+gradient defined for op", as in TensorFlow, which has no C++ gradient for Elu, Selu,
+Softplus, Pad, Tile, Gather, Prod, ArgMax or AddN either; the error also names the
+node and the function.
 
 Why here and not in client/ops/gradients: the runtime builds this (common may not import
 client), and the client's gradients are Python graph-building code over its own Tensor
@@ -34,7 +39,7 @@ import numpy as np
 
 from common import attr_value, dtypes
 from common.dtypes import DataType
-from common.errors import UnimplementedError
+from common.errors import NotFoundError, UnimplementedError
 from protos import graph_pb2
 
 GRADIENT_OP = "SymbolicGradient"
@@ -281,10 +286,230 @@ def _square(b: _Builder, x: str, y: str, dy: str) -> str:
     return b.binary("Mul", dy, b.binary("Mul", x, b.const(2, b.types[x])))
 
 
+def _log1p(b: _Builder, x: str, y: str, dy: str) -> str:
+    return b.binary("Div", dy, b.binary("Add", b.const(1, b.types[x]), x))
+
+
+def _atan(b: _Builder, x: str, y: str, dy: str) -> str:
+    one = b.const(1, b.types[x])
+    return b.binary("Mul", dy, b.unary("Reciprocal", b.binary("Add", one, b.unary("Square", x))))
+
+
+def _tan(b: _Builder, x: str, y: str, dy: str) -> str:
+    return b.binary("Mul", dy, b.unary("Square", b.unary("Reciprocal", b.unary("Cos", x))))
+
+
+def _asin_acos(negate: bool) -> Callable[[_Builder, str, str, str], str]:
+    def grad(b: _Builder, x: str, y: str, dy: str) -> str:
+        one = b.const(1, b.types[x])
+        inv = b.unary("Reciprocal", b.unary("Sqrt", b.binary("Sub", one, b.unary("Square", x))))
+        return b.binary("Mul", dy, b.unary("Neg", inv) if negate else inv)
+
+    return grad
+
+
+def _sign(b: _Builder, x: str, y: str, dy: str) -> str:
+    t = b.types[x]
+    return b.add("Fill", [b.shape(x), b.const(0, t)], {"T": t, "index_type": DataType.DT_INT32},
+                 [t])  # fmt: skip
+
+
+def _pow(b: _Builder, n: Any, x: list[str], y: list[str], dy: list[str]) -> Grad:
+    """gx = dz * y * x^(y-1); gy = dz * x^y * (x > 0 ? log(x) : 0) (real types)."""
+    t, dz = b.types[x[0]], dy[0]
+    zero, one = b.const(0, t), b.const(1, t)
+    gx = b.binary("Mul", b.binary("Pow", x[0], b.binary("Sub", x[1], one)),
+                  b.binary("Mul", dz, x[1]))  # fmt: skip
+    unsafe_log = b.unary("Log", x[0])
+    zeros = b.unary("ZerosLike", x[0])
+    nonpositive = b.add("LessEqual", [x[0], zero], {"T": t}, [DataType.DT_BOOL])
+    log_x = b.add("Select", [nonpositive, zeros, unsafe_log], {"T": t}, [t])
+    gy = b.binary("Mul", log_x, b.binary("Mul", dz, y[0]))
+    return list(b.reduce_to((gx, gy), x[0], x[1]))
+
+
+def _squared_difference(b: _Builder, n: Any, x: list[str], y: list[str], dy: list[str]) -> Grad:
+    two = b.const(2, b.types[x[0]])
+    gx = b.binary("Mul", b.binary("Mul", two, b.binary("Sub", x[0], x[1])), dy[0])
+    return list(b.reduce_to((gx, b.unary("Neg", gx)), x[0], x[1]))
+
+
+def _select(b: _Builder, n: Any, x: list[str], y: list[str], dy: list[str]) -> Grad:
+    t = b.types[dy[0]]
+    zeros = b.unary("ZerosLike", x[1])
+    return [
+        None,
+        b.add("Select", [x[0], dy[0], zeros], {"T": t}, [t]),
+        b.add("Select", [x[0], zeros, dy[0]], {"T": t}, [t]),
+    ]
+
+
+def _min_max(b: _Builder, n: Any, x: list[str], y: list[str], dy: list[str]) -> Grad:
+    """Max/Min over axes: dy shared equally by the elements equal to the extreme."""
+    t, tidx = b.types[x[0]], b.types[x[1]]
+    extreme = b.add(n.op, [x[0], x[1]], {"T": t, "Tidx": tidx, "keep_dims": True}, [t])
+    mask = b.add("Equal", [x[0], extreme], {"T": t}, [DataType.DT_BOOL])
+    mask_cast = b.add("Cast", [mask], {"SrcT": DataType.DT_BOOL, "DstT": t, "Truncate": False},
+                      [t])  # fmt: skip
+    mask_sum = b.add("Sum", [mask_cast, x[1]], {"T": t, "Tidx": tidx, "keep_dims": False}, [t])
+    norm = b.binary("Div", dy[0], mask_sum)
+    shaped = b.add("Reshape", [norm, b.shape(extreme)], {"T": t, "Tshape": DataType.DT_INT32})
+    return [b.binary("Mul", mask_cast, shaped), None]
+
+
+def _log_softmax(b: _Builder, n: Any, x: list[str], y: list[str], dy: list[str]) -> Grad:
+    i32, t = DataType.DT_INT32, b.types[dy[0]]
+    sm = b.unary("Softmax", x[0])
+    total = b.add("Sum", [dy[0], b.const([-1], i32)], {"T": t, "Tidx": i32, "keep_dims": True})
+    return [b.binary("Sub", dy[0], b.binary("Mul", total, sm))]
+
+
+def _pool_attrs(b: _Builder, n: Any, x: str) -> dict[str, Any]:
+    return {
+        "T": b.types[x],
+        "ksize": _attr(n, "ksize", []),
+        "strides": _attr(n, "strides", []),
+        "padding": _attr(n, "padding", "VALID"),
+        "data_format": _attr(n, "data_format", "NHWC"),
+    }
+
+
+def _max_pool(b: _Builder, n: Any, x: list[str], y: list[str], dy: list[str]) -> Grad:
+    """TF recomputes the pooling, then MaxPoolGrad(input, output, grad)."""
+    attrs = _pool_attrs(b, n, x[0])
+    pooled = b.add("MaxPool", [x[0]], attrs)
+    return [b.add("MaxPoolGrad", [x[0], pooled, dy[0]], attrs)]
+
+
+def _avg_pool(b: _Builder, n: Any, x: list[str], y: list[str], dy: list[str]) -> Grad:
+    attrs = _pool_attrs(b, n, x[0])
+    return [b.add("AvgPoolGrad", [b.shape(x[0]), dy[0]], attrs, [b.types[x[0]]])]
+
+
+def _conv2d(b: _Builder, n: Any, x: list[str], y: list[str], dy: list[str]) -> Grad:
+    """TF's Conv2DGrad passes strides, padding, data_format and use_cudnn_on_gpu only
+    (dilations and explicit paddings take their defaults, as there)."""
+    t = b.types[x[0]]
+    attrs = {
+        "T": t,
+        "strides": _attr(n, "strides", []),
+        "padding": _attr(n, "padding", "VALID"),
+        "data_format": _attr(n, "data_format", "NHWC"),
+        "use_cudnn_on_gpu": _attr(n, "use_cudnn_on_gpu", True),
+    }
+    dx = b.add("Conv2DBackpropInput", [b.shape(x[0]), x[1], dy[0]], attrs, [t])
+    dw = b.add("Conv2DBackpropFilter", [x[0], b.shape(x[1]), dy[0]], attrs, [t])
+    return [dx, dw]
+
+
+def _concat_grads(b: _Builder, dim: str, xs: list[str], dy: str) -> list[str]:
+    """Slices of dy at ConcatOffset's offsets, one per input."""
+    i32, k = DataType.DT_INT32, len(xs)
+    shapes = b.add("ShapeN", xs, {"N": k, "T": b.types[xs[0]], "out_type": i32}, [i32] * k)
+    shape_i = [shapes if i == 0 else f"{shapes}:{i}" for i in range(k)]
+    offsets = b.add("ConcatOffset", [dim, *shape_i], {"N": k}, [i32] * k)
+    return [
+        b.add(
+            "Slice",
+            [dy, offsets if i == 0 else f"{offsets}:{i}", shape_i[i]],
+            {"T": b.types[dy], "Index": i32},
+        )  # fmt: skip
+        for i in range(k)
+    ]
+
+
+def _concat(b: _Builder, n: Any, x: list[str], y: list[str], dy: list[str]) -> Grad:
+    return [None, *_concat_grads(b, x[0], x[1:], dy[0])]
+
+
+def _concat_v2(b: _Builder, n: Any, x: list[str], y: list[str], dy: list[str]) -> Grad:
+    return [*_concat_grads(b, x[-1], x[:-1], dy[0]), None]
+
+
+def _split(b: _Builder, n: Any, x: list[str], y: list[str], dy: list[str]) -> Grad:
+    t = b.types[dy[0]]
+    return [None, b.add("Concat", [x[0], *dy], {"N": len(dy), "T": t}, [t])]
+
+
+def _split_v(b: _Builder, n: Any, x: list[str], y: list[str], dy: list[str]) -> Grad:
+    t = b.types[dy[0]]
+    dx = b.add("ConcatV2", [*dy, x[2]], {"N": len(dy), "T": t, "Tidx": b.types[x[2]]}, [t])
+    return [dx, None, None]
+
+
+def _int32_index(n: Any, b: _Builder) -> None:
+    if _attr(n, "Index", DataType.DT_INT32) != DataType.DT_INT32:
+        raise UnimplementedError(
+            f"{n.op}Grad for int64 index are not supported. (node '{n.name}' of function "
+            f"'{b.fname}')",
+            n.name,
+        )
+
+
+def _slice(b: _Builder, n: Any, x: list[str], y: list[str], dy: list[str]) -> Grad:
+    """dx = Pad(dy, [begin, shape(x) - begin - size] as columns)."""
+    _int32_index(n, b)
+    i32 = DataType.DT_INT32
+    one = b.const(1, i32)
+    expand = {"T": i32, "Tdim": i32}
+    before = b.add("ExpandDims", [x[1], one], expand, [i32])
+    rest = b.binary("Sub", b.binary("Sub", b.shape(x[0]), x[1]), x[2])
+    after = b.add("ExpandDims", [rest, one], expand, [i32])
+    paddings = b.add("Concat", [one, before, after], {"N": 2, "T": i32}, [i32])
+    t = b.types[dy[0]]
+    return [b.add("Pad", [dy[0], paddings], {"T": t, "Tpaddings": i32}, [t]), None, None]
+
+
+def _strided_slice(b: _Builder, n: Any, x: list[str], y: list[str], dy: list[str]) -> Grad:
+    _int32_index(n, b)
+    t = b.types[dy[0]]
+    attrs: dict[str, Any] = {"T": t, "Index": DataType.DT_INT32}
+    for mask in ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask"):
+        attrs[mask] = _attr(n, mask, 0)
+    dx = b.add("StridedSliceGrad", [b.shape(x[0]), x[1], x[2], x[3], dy[0]], attrs, [t])
+    return [dx, None, None, None]
+
+
+def _pack(b: _Builder, n: Any, x: list[str], y: list[str], dy: list[str]) -> Grad:
+    t, k = b.types[dy[0]], len(x)
+    parts = b.add("Unpack", [dy[0]], {"T": t, "num": k, "axis": _attr(n, "axis", 0)}, [t] * k)
+    return [parts if i == 0 else f"{parts}:{i}" for i in range(k)]
+
+
+def _reverse(b: _Builder, n: Any, x: list[str], y: list[str], dy: list[str]) -> Grad:
+    t = b.types[dy[0]]
+    if n.op == "Reverse":
+        return [b.add("Reverse", [dy[0], x[1]], {"T": t}, [t]), None]
+    return [b.add("ReverseV2", [dy[0], x[1]], {"T": t, "Tidx": b.types[x[1]]}, [t]), None]
+
+
+def _fill(b: _Builder, n: Any, x: list[str], y: list[str], dy: list[str]) -> Grad:
+    i32, t = DataType.DT_INT32, b.types[dy[0]]
+    rank = b.add("Rank", [dy[0]], {"T": t}, [i32])
+    every = b.add("Range", [b.const(0, i32), rank, b.const(1, i32)], {"Tidx": i32}, [i32])
+    return [None, b.add("Sum", [dy[0], every], {"T": t, "Tidx": i32, "keep_dims": False}, [t])]
+
+
+def _broadcast_to(b: _Builder, n: Any, x: list[str], y: list[str], dy: list[str]) -> Grad:
+    return [b.reduce_one(dy[0], x[0]), None]
+
+
+# Ops TensorFlow registers without a gradient (REGISTER_OP_NO_GRADIENT): nothing flows
+# back through them; their inputs get no contribution (zeros if nothing else reaches).
+NO_GRADIENT = frozenset(
+    {
+        "Less", "LessEqual", "Greater", "GreaterEqual", "Equal", "NotEqual",
+        "LogicalAnd", "LogicalOr", "LogicalNot", "Shape", "ShapeN", "Rank", "Size",
+        "ZerosLike", "OnesLike", "StopGradient", "Const", "Floor", "FloorDiv",
+        "ConcatOffset", "BroadcastGradientArgs", "InvertPermutation", "EditDistance",
+    }
+)  # fmt: skip
+
+
 GRADIENTS: dict[str, GradFn] = {
     "Identity": lambda b, n, x, y, dy: [dy[0]],
     "Snapshot": lambda b, n, x, y, dy: [dy[0]],
-    "AddN": lambda b, n, x, y, dy: [dy[0]] * len(x),
+    "IdentityN": lambda b, n, x, y, dy: list(dy),
     "Add": _add,
     "AddV2": _add,
     "Sub": _sub,
@@ -319,6 +544,36 @@ GRADIENTS: dict[str, GradFn] = {
     "Softmax": _softmax,
     "BiasAdd": _bias_add,
     "Cast": _cast,
+    "Expm1": _unary(lambda b, x, y, dy: b.binary("Mul", dy, b.unary("Exp", x))),
+    "Log1p": _unary(_log1p),
+    "Sinh": _unary(lambda b, x, y, dy: b.binary("Mul", dy, b.unary("Cosh", x))),
+    "Cosh": _unary(lambda b, x, y, dy: b.binary("Mul", dy, b.unary("Sinh", x))),
+    "Tan": _unary(_tan),
+    "Asin": _unary(_asin_acos(negate=False)),
+    "Acos": _unary(_asin_acos(negate=True)),
+    "Atan": _unary(_atan),
+    "Sign": _unary(_sign),
+    "Relu6": _unary(lambda b, x, y, dy: b.binary("Relu6Grad", dy, x)),
+    "Pow": _pow,
+    "SquaredDifference": _squared_difference,
+    "Select": _select,
+    "Max": _min_max,
+    "Min": _min_max,
+    "LogSoftmax": _log_softmax,
+    "MaxPool": _max_pool,
+    "AvgPool": _avg_pool,
+    "Conv2D": _conv2d,
+    "Concat": _concat,
+    "ConcatV2": _concat_v2,
+    "Split": _split,
+    "SplitV": _split_v,
+    "Slice": _slice,
+    "StridedSlice": _strided_slice,
+    "Pack": _pack,
+    "Reverse": _reverse,
+    "ReverseV2": _reverse,
+    "Fill": _fill,
+    "BroadcastTo": _broadcast_to,
 }
 
 
@@ -384,7 +639,7 @@ def _backprop(b: _Builder, nd: Any, types: dict[str, DataType], grads: dict[str,
               needed: set[str], fname: str) -> Grad:  # fmt: skip
     """The gradients `nd` sends its data inputs (None: no gradient flows there)."""
     data = _data_inputs(nd)
-    if nd.op == "_Arg" or nd.name not in needed:
+    if nd.op == "_Arg" or nd.name not in needed or nd.op in NO_GRADIENT:
         return [None] * len(data)
     outs = [nd.name] + [f"{nd.name}:{k}" for k in range(1, _num_outputs(nd, types))]
     summed = [_summed(b, grads.get(o, [])) for o in outs]
@@ -392,9 +647,9 @@ def _backprop(b: _Builder, nd: Any, types: dict[str, DataType], grads: dict[str,
         return [None] * len(data)
     fn = GRADIENTS.get(nd.op)
     if fn is None:
-        raise UnimplementedError(
-            f"SymbolicGradient: no gradient defined at run time for op '{nd.op}' (node "
-            f"'{nd.name}' of function '{fname}'); give the Defun a python grad_func",
+        raise NotFoundError(
+            f"No gradient defined for op: {nd.op} (node '{nd.name}' of function "
+            f"'{fname}'); give the Defun a python grad_func",
             nd.name,
         )
     dys = [d if d is not None else b.add("ZerosLike", [o], {"T": types[o]})
