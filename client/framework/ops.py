@@ -275,7 +275,8 @@ class Graph:
         self._names_in_use: dict[str, int] = {}
         self._name_stack = ""
         self._device_stack: list[Any] = []
-        self._control_dependencies_stack: list[list[Operation]] = []
+        # (control inputs, ops created under them) per control_dependencies scope.
+        self._control_dependencies_stack: list[tuple[list[Operation], set[Operation]]] = []
         self._colocation_stack: list[Operation] = []
         self._control_flow_context: Any = None
         self._collections: dict[str, list[Any]] = {}
@@ -297,6 +298,8 @@ class Graph:
             raise ValueError(f"Duplicate node name in graph: '{op.name}'")
         self._ops.append(op)
         self._nodes_by_name[op.name] = op
+        for _, seen in self._control_dependencies_stack:
+            seen.add(op)
 
     def get_operations(self) -> list[Operation]:
         return list(self._ops)
@@ -454,7 +457,8 @@ class Graph:
                 self._control_dependencies_stack = saved
                 self._control_flow_context = saved_ctx
             return
-        ops = []
+        ops: list[Operation] = []
+        current = {c for frame, _ in self._control_dependencies_stack for c in frame}
         for c in control_inputs:
             if hasattr(c, "_as_graph_element") and not isinstance(c, (Tensor, Operation)):
                 c = c._as_graph_element()
@@ -462,19 +466,23 @@ class Graph:
                 c = c.op
             if not isinstance(c, Operation):
                 raise TypeError(f"Control input must be Operation or Tensor: {c}")
-            ops.append(c)
-        self._control_dependencies_stack.append(ops)
+            if c not in current:  # TF drops inputs an enclosing scope already adds
+                ops.append(c)
+                current.add(c)
+        self._control_dependencies_stack.append((ops, set()))
         try:
             yield
         finally:
             self._control_dependencies_stack.pop()
 
     def _current_control_dependencies(self, input_ops: list[Operation]) -> list[Operation]:
+        """TF's rule: a scope adds nothing to an op with an input created inside that
+        scope (the input already carries the dependency), nor inputs it already has."""
         out: list[Operation] = []
-        for frame in self._control_dependencies_stack:
-            for op in frame:
-                if op not in input_ops and op not in out:
-                    out.append(op)
+        for frame, seen in self._control_dependencies_stack:
+            if any(op in seen for op in input_ops):
+                continue
+            out.extend(op for op in frame if op not in input_ops and op not in out)
         return out
 
     # -- colocation -----------------------------------------------------------------------

@@ -157,7 +157,7 @@ def split(
     if isinstance(num_or_size_splits, int):
         return apply_op(
             "Split",
-            [convert_to_tensor(axis, dtypes.int32), value],
+            [axis, value],
             {"num_split": num_or_size_splits},
             name,
         ).outputs
@@ -165,7 +165,7 @@ def split(
     if num is None:
         num = sizes.shape[0]
     return apply_op(
-        "SplitV", [value, sizes, convert_to_tensor(axis, dtypes.int32)], {"num_split": num}, name
+        "SplitV", [value, sizes, axis], {"num_split": num}, name
     ).outputs
 
 
@@ -269,50 +269,81 @@ def fill(dims: Any, value: Any, name: str | None = None) -> Any:
     return _out(apply_op("Fill", [_int_tensor(dims), value], {}, name))
 
 
-def zeros(shape: Any, dtype: Any = dtypes.float32, name: str | None = None) -> Any:
+def _filled(shape: Any, value: Any, dtype: Any, name: str | None, default: str) -> Any:
+    """TF's zeros/ones: a Const when the static shape has under 1000 elements, else a
+    Fill of the "shape_as_tensor" Const (or of the given shape tensor)."""
     dtype = dtypes.as_dtype(dtype)
-    with _ops.name_scope(name, "zeros", []) as scope:
-        if isinstance(shape, (list, tuple, TensorShape)) and not any(
-            isinstance(x, _ops.Tensor) for x in shape
-        ):
-            return constant(
-                np.zeros([int(d) for d in shape], dtype.as_numpy_dtype)
-                if dtype != dtypes.string
-                else np.zeros(shape, object),
-                dtype=dtype,
-                name=scope,
-            )
-        return fill(shape, constant(0, dtype=dtype), name=scope)
+    if dtype == dtypes.bool:
+        value = bool(value)
+    elif dtype == dtypes.string:
+        value = ""
+    with _ops.name_scope(name, default, []) as scope:
+        if not isinstance(shape, _ops.Tensor):
+            static = _python_shape(shape)
+            if static is not None:
+                if int(np.prod(static)) < 1000:
+                    return constant(value, dtype=dtype, shape=static, name=scope)
+                shape = constant(static, dtype=dtypes.int32, name="shape_as_tensor")
+            else:
+                shape = convert_to_tensor(shape, dtype=dtypes.int32)
+        if shape.shape.ndims == 0:
+            shape = reshape(shape, [-1])
+        return fill(shape, constant(value, dtype=dtype), name=scope)
+
+
+def _python_shape(shape: Any) -> list[int] | None:
+    """A shape given as a list, tuple or TensorShape of ints, or None if it holds
+    tensors or unknown dimensions."""
+    if isinstance(shape, TensorShape):
+        return shape.as_list() if shape.is_fully_defined() else None
+    if isinstance(shape, (int, np.integer)):
+        return [int(shape)]
+    if isinstance(shape, (list, tuple, np.ndarray)) and not any(
+        isinstance(x, _ops.Tensor) for x in shape
+    ):
+        return [int(d) for d in shape]
+    return None
+
+
+def zeros(shape: Any, dtype: Any = dtypes.float32, name: str | None = None) -> Any:
+    return _filled(shape, 0, dtype, name, "zeros")
 
 
 def ones(shape: Any, dtype: Any = dtypes.float32, name: str | None = None) -> Any:
-    dtype = dtypes.as_dtype(dtype)
-    with _ops.name_scope(name, "ones", []) as scope:
-        if isinstance(shape, (list, tuple, TensorShape)) and not any(
-            isinstance(x, _ops.Tensor) for x in shape
-        ):
-            return constant(
-                np.ones([int(d) for d in shape], dtype.as_numpy_dtype), dtype=dtype, name=scope
-            )
-        return fill(shape, constant(1, dtype=dtype), name=scope)
+    return _filled(shape, 1, dtype, name, "ones")
 
 
 def zeros_like(
     tensor: Any, dtype: Any = None, name: str | None = None, optimize: bool = True
 ) -> Any:
-    tensor = convert_to_tensor(tensor)
-    if dtype is not None and dtypes.as_dtype(dtype) != tensor.dtype:
-        return zeros(shape(tensor), dtype=dtype, name=name)
-    return _out(apply_op("ZerosLike", [tensor], {}, name))
+    """TF's zeros_like_impl: zeros of the static shape when it is fully defined, else
+    ZerosLike (or zeros of the dynamic Shape for another dtype)."""
+    with _ops.name_scope(name, "zeros_like", [tensor]) as scope:
+        tensor = convert_to_tensor(tensor, name="tensor")
+        static = tensor.shape
+        if optimize and static.is_fully_defined() and tensor.dtype != dtypes.variant:
+            return zeros(static.as_list(), dtype=dtype or tensor.dtype, name=scope)
+        if dtype is not None and dtypes.as_dtype(dtype) != tensor.dtype:
+            return zeros(shape(tensor), dtype=dtype, name=scope)
+        return _out(apply_op("ZerosLike", [tensor], {}, scope))
 
 
 def ones_like(
     tensor: Any, dtype: Any = None, name: str | None = None, optimize: bool = True
 ) -> Any:
-    tensor = convert_to_tensor(tensor)
-    if dtype is not None and dtypes.as_dtype(dtype) != tensor.dtype:
-        return ones(shape(tensor), dtype=dtype, name=name)
-    return _out(apply_op("OnesLike", [tensor], {}, name))
+    """TF's ones_like_impl: ones of shape_internal's shape (the "Shape/shape_as_tensor"
+    Const when static, else a Shape op)."""
+    with _ops.name_scope(name, "ones_like", [tensor]) as scope:
+        tensor = convert_to_tensor(tensor, name="tensor")
+        static = tensor.shape
+        with _ops.name_scope(None, "Shape", [tensor]) as shape_scope:
+            if optimize and static.is_fully_defined():
+                dims = constant(static.as_list(), dtype=dtypes.int32, name="shape_as_tensor")
+            else:
+                dims = _out(apply_op("Shape", [tensor], {"out_type": dtypes.int32}, shape_scope))
+        out = ones(dims, dtype=dtype or tensor.dtype, name=scope)
+        out.set_shape(static)
+        return out
 
 
 def one_hot(

@@ -58,7 +58,16 @@ greater = _binary("Greater")
 greater_equal = _binary("GreaterEqual")
 logical_and = _binary("LogicalAnd")
 logical_or = _binary("LogicalOr")
-div_no_nan = _binary("DivNoNan")
+
+
+def div_no_nan(x: Any, y: Any, name: str | None = None) -> Any:
+    """tf.math.div_no_nan: DivNoNan under the scope "div_no_nan", as TF names it."""
+    with _ops.name_scope(name, "div_no_nan", [x, y]) as scope:
+        x = convert_to_tensor(x, name="x")
+        y = convert_to_tensor(y, dtype=x.dtype, name="y")
+        return _out(apply_op("DivNoNan", [x, y], {}, scope))
+
+
 atan2 = _binary("Atan2")
 sub = subtract
 mul = multiply
@@ -327,12 +336,7 @@ def cumsum(
     return _out(
         apply_op(
             "Cumsum",
-            [
-                x,
-                convert_to_tensor(axis, dtypes.int32)
-                if not isinstance(axis, _ops.Tensor)
-                else axis,
-            ],
+            [x, axis],
             {"exclusive": exclusive, "reverse": reverse},
             name,
         )
@@ -345,7 +349,7 @@ def cumprod(
     return _out(
         apply_op(
             "Cumprod",
-            [x, convert_to_tensor(axis, dtypes.int32)],
+            [x, axis],
             {"exclusive": exclusive, "reverse": reverse},
             name,
         )
@@ -461,7 +465,7 @@ unsorted_segment_prod = _segment("UnsortedSegmentProd", True)
 
 def scalar_mul(scalar: Any, x: Any, name: str | None = None) -> Any:
     x = convert_to_tensor(x)
-    return multiply(convert_to_tensor(scalar, dtype=x.dtype), x, name=name)
+    return multiply(convert_to_tensor(scalar, dtype=x.dtype, name="scalar"), x, name=name)
 
 
 def linspace(start: Any, stop: Any, num: Any, name: str | None = None) -> Any:

@@ -36,13 +36,7 @@ def _pwd_grad(op: Any, grad: Any) -> Any:
 
 
 def _reshape_to_input(op: Any, grad: Any) -> Any:
-    x = op.inputs[0]
-    shape = (
-        constant(np.array(x.shape.as_list(), np.int32))
-        if x.shape.is_fully_defined()
-        else array_ops.shape(x)
-    )
-    return array_ops.reshape(grad, shape)
+    return array_ops.reshape(grad, array_ops.shape(op.inputs[0]))
 
 
 @RegisterGradient("Reshape")
@@ -67,8 +61,13 @@ def _concat_grad(op: Any, grad: Any) -> Any:
     values = op.inputs[:-1]
     axis = op.inputs[-1]
     rank = array_ops.rank(values[0])
-    axis_mod = math_ops.floormod(axis, rank)
-    shapes = array_ops.shape_n(list(values))
+    axis_mod = math_ops.floormod(axis, rank, name="mod")
+    shapes = []  # TF's _ExtractInputShapes: static Shapes, else one ShapeN
+    for v in values:
+        shapes.append(array_ops.shape(v))
+        if shapes[-1].op.type != "Const":
+            shapes = array_ops.shape_n(list(values))
+            break
     offsets = apply_op("ConcatOffset", [axis_mod, shapes]).outputs
     out = [array_ops.slice(grad, begin, size) for begin, size in zip(offsets, shapes)]
     return out + [None]

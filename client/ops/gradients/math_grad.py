@@ -36,14 +36,56 @@ def _broadcast(op: Any) -> tuple[Any, Any, Any, Any]:
     return sx, sy, rx, ry
 
 
+def _reduction_axes(x_shape: Any, y_shape: Any) -> tuple[Any, Any]:
+    """TF's _InferGradientReductionAxes: the axes each side was broadcast along, from
+    static shapes, or (None, None) when that depends on the data."""
+    if x_shape.ndims is None or y_shape.ndims is None:
+        return None, None
+    xs, ys = x_shape.as_list(), y_shape.as_list()
+    rank = max(len(xs), len(ys))
+    xs = [1] * (rank - len(xs)) + xs
+    ys = [1] * (rank - len(ys)) + ys
+    x_axes, y_axes = [], []
+    for axis, (xd, yd) in enumerate(zip(xs, ys)):
+        if xd == 1 and yd != 1:
+            x_axes.append(axis)
+        elif yd == 1 and xd != 1:
+            y_axes.append(axis)
+        elif xd is None or yd is None:
+            return None, None
+    return x_axes, y_axes
+
+
+def _reduce_gradient_args(x: Any, y: Any, gx: Any, gy: Any) -> tuple[Any, Any]:
+    """TF's _ReduceGradientArgs (SmartBroadcastGradientArgs): both Shapes, then
+    BroadcastGradientArgs only when static shapes cannot tell the broadcast axes; a side
+    is summed (keepdims) and reshaped only when it was broadcast."""
+    if gx is None and gy is None:
+        return gx, gy
+    sx, sy = array_ops.shape(x), array_ops.shape(y)
+    x_axes, y_axes = _reduction_axes(x.shape, y.shape)
+    if x_axes is None or y_axes is None:
+        x_axes, y_axes = apply_op("BroadcastGradientArgs", [sx, sy]).outputs
+        x_reduce = y_reduce = True
+    else:
+        x_reduce = bool(x_axes) or x.shape.ndims < y.shape.ndims
+        y_reduce = bool(y_axes) or y.shape.ndims < x.shape.ndims
+
+    def reduce(g: Any, axes: Any, s: Any, must: bool) -> Any:
+        if g is None or not must:
+            return g
+        return array_ops.reshape(math_ops.reduce_sum(g, axes, keepdims=True), s)
+
+    return reduce(gx, x_axes, sx, x_reduce), reduce(gy, y_axes, sy, y_reduce)
+
+
 @RegisterGradient("AddV2")
 @RegisterGradient("Add")
 def _add_grad(op: Any, grad: Any) -> Any:
     x, y = op.inputs
     if _shapes_equal(x, y, grad):
         return grad, grad
-    sx, sy, rx, ry = _broadcast(op)
-    return reduce_to(grad, rx, sx), reduce_to(grad, ry, sy)
+    return _reduce_gradient_args(x, y, grad, grad)
 
 
 @RegisterGradient("Sub")
@@ -51,8 +93,7 @@ def _sub_grad(op: Any, grad: Any) -> Any:
     x, y = op.inputs
     if _shapes_equal(x, y, grad):
         return grad, -grad
-    sx, sy, rx, ry = _broadcast(op)
-    return reduce_to(grad, rx, sx), reduce_to(-grad, ry, sy)
+    return _reduce_gradient_args(x, y, grad, -grad)
 
 
 @RegisterGradient("Mul")
@@ -60,26 +101,27 @@ def _mul_grad(op: Any, grad: Any) -> Any:
     x, y = op.inputs
     if _shapes_equal(x, y, grad) and grad.dtype in (dtypes.int32, dtypes.float32):
         return math_ops.multiply(grad, y), math_ops.multiply(grad, x)
-    # TF's _MulGrad builds both products before _ReduceGradientArgs' shapes.
     gx, gy = math_ops.multiply(grad, y), math_ops.multiply(x, grad)
-    sx, sy, rx, ry = _broadcast(op)
-    return reduce_to(gx, rx, sx), reduce_to(gy, ry, sy)
+    return _reduce_gradient_args(x, y, gx, gy)
 
 
 def _quotient_grad(op: Any, grad: Any, div: Any) -> Any:
     """x / y for a division op `div`: (grad / y, grad * (-x / y) / y), each reduced to its
     input's broadcast shape."""
     x, y = op.inputs
-    sx, sy, rx, ry = _broadcast(op)
-    gx = reduce_to(div(grad, y), rx, sx)
-    gy = reduce_to(grad * div(div(-x, y), y), ry, sy)
-    return gx, gy
+    gx = div(grad, y)
+    gy = grad * div(div(-x, y), y)
+    return _reduce_gradient_args(x, y, gx, gy)
 
 
 @RegisterGradient("RealDiv")
-@RegisterGradient("Div")
 def _real_div_grad(op: Any, grad: Any) -> Any:
     return _quotient_grad(op, grad, math_ops.realdiv)
+
+
+@RegisterGradient("Div")
+def _div_grad(op: Any, grad: Any) -> Any:
+    return _quotient_grad(op, grad, lambda a, b: a / b)  # TF's math_ops.divide
 
 
 @RegisterGradient("DivNoNan")
@@ -90,19 +132,17 @@ def _div_no_nan_grad(op: Any, grad: Any) -> Any:
 @RegisterGradient("FloorMod")
 def _floor_mod_grad(op: Any, grad: Any) -> Any:
     x, y = op.inputs
-    sx, sy, rx, ry = _broadcast(op)
     floor_xy = math_ops.floordiv(x, y)
-    return reduce_to(grad, rx, sx), reduce_to(grad * -floor_xy, ry, sy)
+    return _reduce_gradient_args(x, y, grad, grad * -floor_xy)
 
 
 def _min_max_grad(op: Any, grad: Any, selector: Any) -> Any:
     x, y = op.inputs
-    sx, sy, rx, ry = _broadcast(op)
     zeros = array_ops.zeros_like(grad)
     xmask = selector(x, y)
-    xgrad = array_ops.where(xmask, grad, zeros)
-    ygrad = array_ops.where(xmask, zeros, grad)
-    return reduce_to(xgrad, rx, sx), reduce_to(ygrad, ry, sy)
+    xgrad = array_ops.where_v2(xmask, grad, zeros)
+    ygrad = array_ops.where_v2(xmask, zeros, grad)
+    return _reduce_gradient_args(x, y, xgrad, ygrad)
 
 
 @RegisterGradient("Maximum")
@@ -119,24 +159,23 @@ def _minimum_grad(op: Any, grad: Any) -> Any:
 def _pow_grad(op: Any, grad: Any) -> Any:
     x, y = op.inputs
     z = op.outputs[0]
-    sx, sy, rx, ry = _broadcast(op)
-    gx = reduce_to(grad * y * math_ops.pow(x, y - 1), rx, sx)
+    gx = grad * y * math_ops.pow(x, y - 1)
     mask = x > 0
     safe_x = array_ops.where(mask, x, array_ops.ones_like(x))
     log_x = array_ops.where(mask, math_ops.log(safe_x), array_ops.zeros_like(x))
-    gy = reduce_to(grad * z * log_x, ry, sy)
-    return gx, gy
+    gy = grad * z * log_x
+    return _reduce_gradient_args(x, y, gx, gy)
 
 
 @RegisterGradient("SquaredDifference")
 def _squared_difference_grad(op: Any, grad: Any) -> Any:
     x, y = op.inputs
     with _ops.control_dependencies([grad]):
-        x_grad = math_ops.multiply(convert_to_tensor(2.0, dtype=grad.dtype), grad) * (x - y)
+        two = convert_to_tensor(2.0, dtype=grad.dtype, name="scalar")
+        x_grad = math_ops.multiply(two, grad) * (x - y)
     if _shapes_equal(x, y, grad):
         return x_grad, -x_grad
-    sx, sy, rx, ry = _broadcast(op)
-    return reduce_to(x_grad, rx, sx), -reduce_to(x_grad, ry, sy)
+    return _reduce_gradient_args(x, y, x_grad, -x_grad)
 
 
 @RegisterGradient("Select")
@@ -149,13 +188,13 @@ def _select_grad(op: Any, grad: Any) -> Any:
 @RegisterGradient("SelectV2")
 def _select_v2_grad(op: Any, grad: Any) -> Any:
     c, x, y = op.inputs
-    zeros = array_ops.zeros_like(grad)
+    z = op.outputs[0]
+    zeros = array_ops.zeros([], dtype=grad.dtype)
     gx = array_ops.where_v2(c, grad, zeros)
     gy = array_ops.where_v2(c, zeros, grad)
-    sg = array_ops.shape(grad)
-    rx, _ = apply_op("BroadcastGradientArgs", [array_ops.shape(x), sg]).outputs
-    ry, _ = apply_op("BroadcastGradientArgs", [array_ops.shape(y), sg]).outputs
-    return None, reduce_to(gx, rx, array_ops.shape(x)), reduce_to(gy, ry, array_ops.shape(y))
+    gx, _ = _reduce_gradient_args(x, z, gx, None)
+    gy, _ = _reduce_gradient_args(y, z, gy, None)
+    return None, gx, gy
 
 
 @RegisterGradient("Neg")
@@ -224,12 +263,14 @@ def _tanh_grad(op: Any, grad: Any) -> Any:
 
 @RegisterGradient("Sin")
 def _sin_grad(op: Any, grad: Any) -> Any:
-    return grad * math_ops.cos(op.inputs[0])
+    with _ops.control_dependencies([grad]):
+        return grad * math_ops.cos(op.inputs[0])
 
 
 @RegisterGradient("Cos")
 def _cos_grad(op: Any, grad: Any) -> Any:
-    return -grad * math_ops.sin(op.inputs[0])
+    with _ops.control_dependencies([grad]):
+        return -grad * math_ops.sin(op.inputs[0])
 
 
 @RegisterGradient("SigmoidGrad")
@@ -253,7 +294,7 @@ def _sqrt_grad_grad(op: Any, grad: Any) -> Any:
     y = op.outputs[0]
     with _ops.control_dependencies([grad]):
         ga = grad / a
-        return -math_ops.multiply(ga, y), 0.5 * ga
+        return -ga * y, 0.5 * ga
 
 
 @RegisterGradient("MatMul")
@@ -281,7 +322,8 @@ def _batch_matmul_grad(op: Any, grad: Any) -> Any:
     ax, ay = op.get_attr("adj_x"), op.get_attr("adj_y")
 
     def bmm(a: Any, b: Any, adj_x: bool = False, adj_y: bool = False) -> Any:
-        return op1("BatchMatMulV2", [a, b], {"adj_x": adj_x, "adj_y": adj_y})
+        # TF's math_ops.matmul, under its scope name "MatMul"
+        return op1("BatchMatMulV2", [a, b], {"adj_x": adj_x, "adj_y": adj_y}, "MatMul")
 
     if not ax:
         gx = bmm(grad, y, False, True) if not ay else bmm(grad, y, False, False)
@@ -291,13 +333,19 @@ def _batch_matmul_grad(op: Any, grad: Any) -> Any:
         gy = bmm(x, grad, True, False) if not ax else bmm(x, grad, False, False)
     else:
         gy = bmm(grad, x, True, False) if not ax else bmm(grad, x, True, True)
-    sx, sy = array_ops.shape(x), array_ops.shape(y)
-    if (
-        x.shape.ndims == y.shape.ndims
-        and x.shape[:-2] == y.shape[:-2]
-        and x.shape[:-2].is_fully_defined()
+    sx_static, sy_static = x.shape, y.shape
+    may_batch = (sx_static.ndims is None or sx_static.ndims > 2) or (
+        sy_static.ndims is None or sy_static.ndims > 2
+    )
+    if not may_batch or (
+        sx_static.ndims is not None
+        and sy_static.ndims is not None
+        and sx_static[:-2].is_fully_defined()
+        and sy_static[:-2].is_fully_defined()
+        and sx_static[:-2] == sy_static[:-2]
     ):
         return gx, gy
+    sx, sy = array_ops.shape(x), array_ops.shape(y)
     rx, ry = apply_op("BroadcastGradientArgs", [sx[:-2], sy[:-2]]).outputs
     return reduce_to(gx, rx, sx), reduce_to(gy, ry, sy)
 

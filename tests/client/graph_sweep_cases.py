@@ -1,0 +1,271 @@
+"""Small TF1 programs, one per API, that tests/client/test_graph_sweep.py builds with both
+`client` and tensorflow.compat.v1 to compare their GraphDefs node for node.
+
+Each case is `build(api)`, where `api` is `client` or `tf.compat.v1`; it uses only names
+both modules have, so the same function builds both graphs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def _x(api, shape=(2, 3), name="x", dtype=None):
+    return api.placeholder(dtype or api.float32, list(shape), name=name)
+
+
+def _grad(fn, shape=(2, 3), n_inputs=1):
+    """The gradient of sum(fn(*xs)) with respect to float placeholders of `shape`."""
+
+    def build(api):
+        xs = [_x(api, shape, name=f"x{i}") for i in range(n_inputs)]
+        y = fn(api, *xs)
+        api.gradients(y, xs)
+
+    return build
+
+
+def _grad_of(fn, inputs):
+    """Gradient with respect to the inputs `inputs(api)` returns (placeholders/constants)."""
+
+    def build(api):
+        xs = inputs(api)
+        api.gradients(fn(api, *xs), list(xs))
+
+    return build
+
+
+def _image(api, shape=(1, 4, 4, 2)):
+    return api.placeholder(api.float32, list(shape), name="img")
+
+
+def _while_body(api):
+    i = api.constant(0)
+    x = _x(api)
+    _, r = api.while_loop(lambda i, a: i < 3, lambda i, a: (i + 1, a * 2.0), [i, x])
+    api.gradients(r, x)
+
+
+def _tensor_array(api):
+    x = _x(api, (3, 2))
+    ta = api.TensorArray(api.float32, size=3)
+    ta = ta.unstack(x)
+    w = ta.write(0, ta.read(1) * 2.0)
+    out = w.stack()
+    api.gradients(out, x)
+
+
+def _tensor_array_split_concat(api):
+    x = _x(api, (4, 2))
+    ta = api.TensorArray(api.float32, size=2)
+    ta = ta.split(x, [1, 3])
+    api.gradients(ta.concat(), x)
+
+
+GRADIENT_CASES = {
+    "Abs": _grad(lambda api, x: api.abs(x)),
+    "Add": _grad(lambda api, x, y: api.add(x, y), n_inputs=2),
+    "AddN": _grad(lambda api, x, y: api.add_n([x, y, x]), n_inputs=2),
+    "AddV2_broadcast": _grad_of(
+        lambda api, x, b: x + b, lambda api: (_x(api), _x(api, (3,), "b"))
+    ),
+    "AvgPool": _grad(
+        lambda api, x: api.nn.avg_pool(x, [1, 2, 2, 1], [1, 1, 1, 1], "SAME"), (1, 4, 4, 2)
+    ),
+    "AvgPool3D": _grad(
+        lambda api, x: api.nn.avg_pool3d(x, [1, 2, 2, 2, 1], [1, 1, 1, 1, 1], "VALID"),
+        (1, 3, 3, 3, 1),
+    ),
+    "BatchMatMulV2": _grad(lambda api, x, y: api.matmul(x, y), (2, 3, 3), n_inputs=2),
+    "BatchToSpaceND": _grad(
+        lambda api, x: api.batch_to_space_nd(x, [2, 2], [[0, 0], [0, 0]]), (4, 1, 1, 1)
+    ),
+    "BiasAdd": _grad_of(
+        lambda api, x, b: api.nn.bias_add(x, b), lambda api: (_x(api), _x(api, (3,), "b"))
+    ),
+    "Cast": _grad(lambda api, x: api.cast(x, api.float64)),
+    "CheckNumerics": _grad(lambda api, x: api.debugging.check_numerics(x, "bad")),
+    "ClipByValue": _grad(lambda api, x: api.clip_by_value(x, -1.0, 1.0)),
+    "ConcatV2": _grad(lambda api, x, y: api.concat([x, y], 1), n_inputs=2),
+    "Conv2D": _grad_of(
+        lambda api, x, w: api.nn.conv2d(x, w, [1, 1, 1, 1], "SAME"),
+        lambda api: (_x(api, (1, 4, 4, 2)), _x(api, (2, 2, 2, 3), "w")),
+    ),
+    "Conv2DBackpropInput": _grad_of(
+        lambda api, x, w: api.nn.conv2d_transpose(x, w, [1, 4, 4, 2], [1, 1, 1, 1], "SAME"),
+        lambda api: (_x(api, (1, 4, 4, 3)), _x(api, (2, 2, 2, 3), "w")),
+    ),
+    "Conv3D": _grad_of(
+        lambda api, x, w: api.nn.conv3d(x, w, [1, 1, 1, 1, 1], "VALID"),
+        lambda api: (_x(api, (1, 3, 3, 3, 1)), _x(api, (2, 2, 2, 1, 2), "w")),
+    ),
+    "Cos": _grad(lambda api, x: api.cos(x)),
+    "Cumsum": _grad(lambda api, x: api.cumsum(x, axis=1)),
+    "Div": _grad(lambda api, x, y: api.div(x, y), n_inputs=2),
+    "DivNoNan": _grad(lambda api, x, y: api.div_no_nan(x, y), n_inputs=2),
+    "Elu": _grad(lambda api, x: api.nn.elu(x)),
+    "EnsureShape": _grad(lambda api, x: api.ensure_shape(x, [2, 3])),
+    "Exp": _grad(lambda api, x: api.exp(x)),
+    "ExpandDims": _grad(lambda api, x: api.expand_dims(x, 1)),
+    "FloorMod": _grad(lambda api, x, y: api.floormod(x, y), n_inputs=2),
+    "FusedBatchNormV3": _grad_of(
+        lambda api, x, s, o: api.nn.fused_batch_norm(x, s, o)[0],
+        lambda api: (_x(api, (2, 2, 2, 3)), _x(api, (3,), "s"), _x(api, (3,), "o")),
+    ),
+    "GatherV2": _grad(lambda api, x: api.gather(x, [1, 0, 1], axis=1)),
+    "GatherNd": _grad(lambda api, x: api.gather_nd(x, [[0, 1], [1, 2]])),
+    "Identity": _grad(lambda api, x: api.identity(x)),
+    "L2Loss": _grad(lambda api, x: api.nn.l2_loss(x)),
+    "LeakyRelu": _grad(lambda api, x: api.nn.leaky_relu(x, 0.1)),
+    "Log": _grad(lambda api, x: api.log(x)),
+    "Log1p": _grad(lambda api, x: api.log1p(x)),
+    "LogSoftmax": _grad(lambda api, x: api.nn.log_softmax(x)),
+    "MatMul": _grad_of(
+        lambda api, x, w: api.matmul(x, w), lambda api: (_x(api), _x(api, (3, 4), "w"))
+    ),
+    "MatMul_transposed": _grad_of(
+        lambda api, x, w: api.matmul(x, w, transpose_a=True, transpose_b=True),
+        lambda api: (_x(api, (3, 2)), _x(api, (4, 3), "w")),
+    ),
+    "Max": _grad(lambda api, x: api.reduce_max(x, axis=1)),
+    "MaxPool": _grad(
+        lambda api, x: api.nn.max_pool(x, [1, 2, 2, 1], [1, 2, 2, 1], "VALID"), (1, 4, 4, 2)
+    ),
+    "MaxPool3D": _grad(
+        lambda api, x: api.nn.max_pool3d(x, [1, 2, 2, 2, 1], [1, 1, 1, 1, 1], "VALID"),
+        (1, 3, 3, 3, 1),
+    ),
+    "MaxPoolGrad": _grad_of(
+        lambda api, x: api.gradients(
+            api.nn.max_pool(x, [1, 2, 2, 1], [1, 2, 2, 1], "VALID"), x
+        )[0],
+        lambda api: (_x(api, (1, 4, 4, 2)),),
+    ),
+    "Maximum": _grad(lambda api, x, y: api.maximum(x, y), n_inputs=2),
+    "Mean": _grad(lambda api, x: api.reduce_mean(x, axis=0)),
+    "Min": _grad(lambda api, x: api.reduce_min(x)),
+    "Minimum": _grad(lambda api, x, y: api.minimum(x, y), n_inputs=2),
+    "Mul": _grad(lambda api, x, y: x * y, n_inputs=2),
+    "Neg": _grad(lambda api, x: -x),
+    "Pack": _grad(lambda api, x, y: api.stack([x, y], axis=1), n_inputs=2),
+    "Pad": _grad(lambda api, x: api.pad(x, [[1, 0], [0, 2]])),
+    "PadV2": _grad(lambda api, x: api.pad(x, [[1, 0], [0, 2]], constant_values=1.0)),
+    "PlaceholderWithDefault": _grad_of(
+        lambda api, x: api.placeholder_with_default(x, [2, 3]) * 2.0,
+        lambda api: (api.constant(np.ones([2, 3], np.float32)),),
+    ),
+    "Pow": _grad(lambda api, x, y: api.pow(x, y), n_inputs=2),
+    "Prod": _grad(lambda api, x: api.reduce_prod(x, axis=1)),
+    "Prod_all": _grad(lambda api, x: api.reduce_prod(x)),
+    "ReadVariableOp": lambda api: api.gradients(
+        api.Variable([1.0, 2.0], use_resource=True, name="v").read_value() * 2.0,
+        api.trainable_variables(),
+    ),
+    "RealDiv": _grad(lambda api, x, y: x / y, n_inputs=2),
+    "Reciprocal": _grad(lambda api, x: api.math.reciprocal(x)),
+    "Relu": _grad(lambda api, x: api.nn.relu(x)),
+    "Relu6": _grad(lambda api, x: api.nn.relu6(x)),
+    "ReluGrad": _grad(lambda api, x: api.gradients(api.nn.relu(x * x), x)[0]),
+    "Reshape": _grad(lambda api, x: api.reshape(x, [3, 2])),
+    "ResizeBilinear": _grad(lambda api, x: api.image.resize_bilinear(x, [6, 6]), (1, 4, 4, 2)),
+    "ResizeNearestNeighbor": _grad(
+        lambda api, x: api.image.resize_nearest_neighbor(x, [6, 6]), (1, 4, 4, 2)
+    ),
+    "ResizeBicubic": _grad(lambda api, x: api.image.resize_bicubic(x, [6, 6]), (1, 4, 4, 2)),
+    "ResourceGather": lambda api: api.gradients(
+        api.gather(api.Variable(np.ones([3, 2], np.float32), use_resource=True), [0, 2]),
+        api.trainable_variables(),
+    ),
+    "ReverseSequence": _grad(lambda api, x: api.reverse_sequence(x, [1, 3], 1, 0)),
+    "ReverseV2": _grad(lambda api, x: api.reverse(x, [1])),
+    "Rsqrt": _grad(lambda api, x: api.rsqrt(x)),
+    "SelectV2": _grad(lambda api, x, y: api.where_v2(x > y, x, y), n_inputs=2),
+    "Select": _grad(lambda api, x, y: api.where(x > y, x, y), n_inputs=2),
+    "Selu": _grad(lambda api, x: api.nn.selu(x)),
+    "Sigmoid": _grad(lambda api, x: api.sigmoid(x)),
+    "SigmoidGrad": _grad(lambda api, x: api.gradients(api.sigmoid(x * x), x)[0]),
+    "Sin": _grad(lambda api, x: api.sin(x)),
+    "Slice": _grad(lambda api, x: api.slice(x, [0, 1], [2, 2])),
+    "Softmax": _grad(lambda api, x: api.nn.softmax(x)),
+    "SoftmaxCrossEntropyWithLogits": _grad_of(
+        lambda api, x, y: api.nn.softmax_cross_entropy_with_logits_v2(labels=y, logits=x),
+        lambda api: (_x(api), _x(api, name="labels")),
+    ),
+    "Softplus": _grad(lambda api, x: api.nn.softplus(x)),
+    "Softsign": _grad(lambda api, x: api.nn.softsign(x)),
+    "SpaceToBatchND": _grad(
+        lambda api, x: api.space_to_batch_nd(x, [2, 2], [[0, 0], [0, 0]]), (1, 2, 2, 1)
+    ),
+    "SparseSoftmaxCrossEntropyWithLogits": _grad(
+        lambda api, x: api.nn.sparse_softmax_cross_entropy_with_logits(labels=[0, 2], logits=x)
+    ),
+    "Split": _grad(lambda api, x: api.split(x, 3, axis=1)[1]),
+    "SplitV": _grad(lambda api, x: api.split(x, [1, 2], axis=1)),
+    "Sqrt": _grad(lambda api, x: api.sqrt(x)),
+    "SqrtGrad": _grad(lambda api, x: api.gradients(api.sqrt(x * x), x)[0]),
+    "Square": _grad(lambda api, x: api.square(x)),
+    "SquaredDifference": _grad(lambda api, x, y: api.squared_difference(x, y), n_inputs=2),
+    "Squeeze": _grad(lambda api, x: api.squeeze(x), (2, 1, 3)),
+    "StridedSlice": _grad(lambda api, x: x[1:, ::2]),
+    "StridedSliceGrad": _grad(lambda api, x: api.gradients(x[1:, ::2] * x[1:, ::2], x)[0]),
+    "Sub": _grad(lambda api, x, y: x - y, n_inputs=2),
+    "Sum": _grad(lambda api, x: api.reduce_sum(x, axis=1)),
+    "Sum_scalar": _grad(lambda api, x: api.reduce_sum(x), ()),
+    "Tanh": _grad(lambda api, x: api.tanh(x)),
+    "TanhGrad": _grad(lambda api, x: api.gradients(api.tanh(x * x), x)[0]),
+    "Tile": _grad(lambda api, x: api.tile(x, [2, 1])),
+    "Transpose": _grad(lambda api, x: api.transpose(x)),
+    "Unpack": _grad(lambda api, x: api.unstack(x, axis=1)[0]),
+    "while_loop": _while_body,
+    "TensorArray": _tensor_array,
+    "TensorArraySplitConcat": _tensor_array_split_concat,
+    "cond": _grad(lambda api, x: api.cond(api.constant(True), lambda: x * 2.0, lambda: x)),
+    "Snapshot": _grad(lambda api, x: api.identity(api.stop_gradient(x) + x)),
+    "BroadcastTo": _grad(lambda api, x: api.broadcast_to(x, [4, 2, 3])),
+    "Gather_v1": _grad(lambda api, x: api.gather(x, [1, 1, 0])),
+    "CropAndResize": _grad(
+        lambda api, x: api.image.crop_and_resize(x, [[0.0, 0.0, 1.0, 1.0]], [0], [3, 3]),
+        (1, 4, 4, 2),
+    ),
+    "Relu6Grad": _grad(lambda api, x: api.gradients(api.nn.relu6(x * x), x)[0]),
+    "MaxPoolGradGrad": _grad_of(
+        lambda api, x: api.gradients(
+            api.gradients(api.nn.max_pool(x * x, [1, 2, 2, 1], [1, 2, 2, 1], "VALID"), x)[0],
+            x,
+        ),
+        lambda api: (_x(api, (1, 4, 4, 2)),),
+    ),
+    "BiasAddGrad": _grad_of(
+        lambda api, x, b: api.gradients(api.nn.bias_add(x * x, b), b)[0],
+        lambda api: (_x(api), _x(api, (3,), "b")),
+    ),
+    "SpaceToBatch": _grad(
+        lambda api, x: api.space_to_batch(x, [[0, 0], [0, 0]], 2), (1, 2, 2, 1)
+    ),
+    "BatchToSpace": _grad(
+        lambda api, x: api.batch_to_space(x, [[0, 0], [0, 0]], 2), (4, 1, 1, 1)
+    ),
+}
+
+
+def _fill_likes(api):
+    x = _x(api)
+    big = _x(api, (40, 30), "big")
+    u = _x(api, (None, 3), "u")
+    api.zeros_like(x)
+    api.zeros_like(big)
+    api.zeros_like(u)
+    api.zeros_like(x, dtype=api.int32)
+    api.ones_like(x)
+    api.ones_like(big)
+    api.ones_like(u)
+    api.zeros([2, 3])
+    api.zeros([40, 30])
+    api.ones([2, 2], name="o")
+
+
+ARRAY_CASES = {
+    "fill_likes": _fill_likes,
+    "cumsum": lambda api: api.cumsum(_x(api), axis=1),
+    "split": lambda api: (api.split(_x(api), 3, axis=1), api.split(_x(api), [1, 2], 1)),
+}
