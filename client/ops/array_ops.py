@@ -164,9 +164,7 @@ def split(
     sizes = convert_to_tensor(num_or_size_splits)
     if num is None:
         num = sizes.shape[0]
-    return apply_op(
-        "SplitV", [value, sizes, axis], {"num_split": num}, name
-    ).outputs
+    return apply_op("SplitV", [value, sizes, axis], {"num_split": num}, name).outputs
 
 
 def slice(input_: Any, begin: Any, size: Any, name: str | None = None) -> Any:

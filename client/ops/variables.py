@@ -104,11 +104,10 @@ class Variable:
                     self._is_initialized_op = apply_op(
                         "VarIsInitializedOp", [self._handle]
                     ).outputs[0]
+                # TF's initializer assign leaves validate_shape at its default
+                # (false); assign() sets it.
                 self._initializer_op = apply_op(
-                    "AssignVariableOp",
-                    [self._handle, init],
-                    {"validate_shape": validate_shape},
-                    name="Assign",
+                    "AssignVariableOp", [self._handle, init], {}, name="Assign"
                 )
                 # A caching device (dynamic_rnn sets one) reads the variable once per
                 # step, outside any loop: uses see "Read/Identity", as in TF.

@@ -66,9 +66,7 @@ GRADIENT_CASES = {
     "Abs": _grad(lambda api, x: api.abs(x)),
     "Add": _grad(lambda api, x, y: api.add(x, y), n_inputs=2),
     "AddN": _grad(lambda api, x, y: api.add_n([x, y, x]), n_inputs=2),
-    "AddV2_broadcast": _grad_of(
-        lambda api, x, b: x + b, lambda api: (_x(api), _x(api, (3,), "b"))
-    ),
+    "AddV2_broadcast": _grad_of(lambda api, x, b: x + b, lambda api: (_x(api), _x(api, (3,), "b"))),
     "AvgPool": _grad(
         lambda api, x: api.nn.avg_pool(x, [1, 2, 2, 1], [1, 1, 1, 1], "SAME"), (1, 4, 4, 2)
     ),
@@ -136,9 +134,7 @@ GRADIENT_CASES = {
         (1, 3, 3, 3, 1),
     ),
     "MaxPoolGrad": _grad_of(
-        lambda api, x: api.gradients(
-            api.nn.max_pool(x, [1, 2, 2, 1], [1, 2, 2, 1], "VALID"), x
-        )[0],
+        lambda api, x: api.gradients(api.nn.max_pool(x, [1, 2, 2, 1], [1, 2, 2, 1], "VALID"), x)[0],
         lambda api: (_x(api, (1, 4, 4, 2)),),
     ),
     "Maximum": _grad(lambda api, x, y: api.maximum(x, y), n_inputs=2),
@@ -239,12 +235,8 @@ GRADIENT_CASES = {
         lambda api, x, b: api.gradients(api.nn.bias_add(x * x, b), b)[0],
         lambda api: (_x(api), _x(api, (3,), "b")),
     ),
-    "SpaceToBatch": _grad(
-        lambda api, x: api.space_to_batch(x, [[0, 0], [0, 0]], 2), (1, 2, 2, 1)
-    ),
-    "BatchToSpace": _grad(
-        lambda api, x: api.batch_to_space(x, [[0, 0], [0, 0]], 2), (4, 1, 1, 1)
-    ),
+    "SpaceToBatch": _grad(lambda api, x: api.space_to_batch(x, [[0, 0], [0, 0]], 2), (1, 2, 2, 1)),
+    "BatchToSpace": _grad(lambda api, x: api.batch_to_space(x, [[0, 0], [0, 0]], 2), (4, 1, 1, 1)),
 }
 
 
@@ -268,4 +260,173 @@ ARRAY_CASES = {
     "fill_likes": _fill_likes,
     "cumsum": lambda api: api.cumsum(_x(api), axis=1),
     "split": lambda api: (api.split(_x(api), 3, axis=1), api.split(_x(api), [1, 2], 1)),
+}
+
+
+def _seeded(api):
+    api.set_random_seed(1)
+
+
+def _layer_case(fn, shape=(2, 4, 4, 3)):
+    """A layer with a v1 kernel initializer (the default one is a Keras initializer in
+    TF 2.x: see "dense_default_initializer"), summed and differentiated."""
+
+    def build(api):
+        _seeded(api)
+        x = api.placeholder(api.float32, list(shape), name="x")
+        with api.variable_scope("", initializer=api.glorot_uniform_initializer(seed=3)):
+            y = fn(api, x)
+        api.gradients(api.reduce_sum(y), api.trainable_variables() + [x])
+
+    return build
+
+
+LAYER_CASES = {
+    "dense_default_initializer": lambda api: api.layers.dense(_x(api), 2),
+    "dense": _layer_case(lambda api, x: api.layers.dense(x, 3, activation=api.nn.relu), (2, 5)),
+    "dense_no_bias": _layer_case(lambda api, x: api.layers.dense(x, 3, use_bias=False), (2, 5)),
+    "conv1d": _layer_case(lambda api, x: api.layers.conv1d(x, 2, 3, padding="same"), (2, 6, 3)),
+    "conv2d": _layer_case(lambda api, x: api.layers.conv2d(x, 2, 3, activation=api.nn.relu)),
+    "conv2d_strided": _layer_case(
+        lambda api, x: api.layers.conv2d(x, 2, [2, 2], strides=2, padding="same")
+    ),
+    "conv3d": _layer_case(lambda api, x: api.layers.conv3d(x, 2, 2), (1, 3, 3, 3, 2)),
+    "conv2d_transpose": _layer_case(lambda api, x: api.layers.conv2d_transpose(x, 2, 3, 2)),
+    "max_pooling2d": _layer_case(lambda api, x: api.layers.max_pooling2d(x, 2, 2)),
+    "average_pooling2d": _layer_case(lambda api, x: api.layers.average_pooling2d(x, 2, 1)),
+    "max_pooling1d": _layer_case(lambda api, x: api.layers.max_pooling1d(x, 2, 2), (2, 6, 3)),
+    "dropout": _layer_case(lambda api, x: api.layers.dropout(x, 0.5, training=True), (2, 5)),
+    "flatten": _layer_case(lambda api, x: api.layers.flatten(x)),
+    "batch_normalization": _layer_case(
+        lambda api, x: api.layers.batch_normalization(x, training=True)
+    ),
+    "batch_normalization_infer": _layer_case(
+        lambda api, x: api.layers.batch_normalization(x, training=False), (2, 5)
+    ),
+    "nn_dropout": _layer_case(lambda api, x: api.nn.dropout(x, keep_prob=0.8), (2, 5)),
+}
+
+
+def _initializer_case(init, shape=(3, 4)):
+    def build(api):
+        _seeded(api)
+        api.get_variable("v", list(shape), initializer=init(api))
+
+    return build
+
+
+INITIALIZER_CASES = {
+    "glorot_uniform": _initializer_case(lambda api: api.glorot_uniform_initializer()),
+    "glorot_normal": _initializer_case(lambda api: api.glorot_normal_initializer()),
+    "he_normal": _initializer_case(lambda api: api.initializers.he_normal()),
+    "variance_scaling": _initializer_case(
+        lambda api: api.variance_scaling_initializer(2.0, "fan_avg", "uniform")
+    ),
+    "orthogonal": _initializer_case(lambda api: api.orthogonal_initializer()),
+    "truncated_normal": _initializer_case(lambda api: api.truncated_normal_initializer(0.0, 0.1)),
+    "random_normal": _initializer_case(lambda api: api.random_normal_initializer()),
+    "random_uniform": _initializer_case(lambda api: api.random_uniform_initializer(-1.0, 1.0)),
+    "zeros": _initializer_case(lambda api: api.zeros_initializer()),
+    "ones": _initializer_case(lambda api: api.ones_initializer()),
+    "constant": _initializer_case(lambda api: api.constant_initializer(0.5)),
+    "default": lambda api: api.get_variable("v", [3, 4]),
+}
+
+
+def _optimizer_case(make):
+    def build(api):
+        x = api.placeholder(api.float32, [2, 3], name="x")
+        w = api.Variable(np.ones([3, 1], np.float32), name="w")
+        b = api.Variable(0.5, name="b")
+        loss = api.reduce_mean(api.square(api.matmul(x, w) + b))
+        step = api.train.get_or_create_global_step()
+        make(api).minimize(loss, global_step=step)
+
+    return build
+
+
+OPTIMIZER_CASES = {
+    "GradientDescent": _optimizer_case(lambda api: api.train.GradientDescentOptimizer(0.1)),
+    "Momentum": _optimizer_case(lambda api: api.train.MomentumOptimizer(0.1, 0.9)),
+    "Nesterov": _optimizer_case(
+        lambda api: api.train.MomentumOptimizer(0.1, 0.9, use_nesterov=True)
+    ),
+    "Adam": _optimizer_case(lambda api: api.train.AdamOptimizer(0.01)),
+    "RMSProp": _optimizer_case(lambda api: api.train.RMSPropOptimizer(0.01)),
+    "RMSProp_centered": _optimizer_case(
+        lambda api: api.train.RMSPropOptimizer(0.01, momentum=0.9, centered=True)
+    ),
+    "Adadelta": _optimizer_case(lambda api: api.train.AdadeltaOptimizer(1.0)),
+    "Adagrad": _optimizer_case(lambda api: api.train.AdagradOptimizer(0.1)),
+    "AdagradDA": _optimizer_case(
+        lambda api: api.train.AdagradDAOptimizer(0.1, api.train.get_or_create_global_step())
+    ),
+    "Ftrl": _optimizer_case(lambda api: api.train.FtrlOptimizer(0.1)),
+    "ProximalGradientDescent": _optimizer_case(
+        lambda api: api.train.ProximalGradientDescentOptimizer(0.1, l1_regularization_strength=0.01)
+    ),
+}
+
+
+def _loss_case(fn, labels_shape=(4, 3), logits_shape=(4, 3), int_labels=False):
+    def build(api):
+        labels = api.placeholder(
+            api.int32 if int_labels else api.float32, list(labels_shape), name="labels"
+        )
+        logits = api.placeholder(api.float32, list(logits_shape), name="logits")
+        fn(api, labels, logits)
+        api.losses.get_total_loss(add_regularization_losses=False)
+
+    return build
+
+
+LOSS_CASES = {
+    "softmax_cross_entropy": _loss_case(lambda api, y, p: api.losses.softmax_cross_entropy(y, p)),
+    "softmax_cross_entropy_smoothing": _loss_case(
+        lambda api, y, p: api.losses.softmax_cross_entropy(y, p, label_smoothing=0.1)
+    ),
+    "sparse_softmax_cross_entropy": _loss_case(
+        lambda api, y, p: api.losses.sparse_softmax_cross_entropy(y, p), (4,), int_labels=True
+    ),
+    "sigmoid_cross_entropy": _loss_case(lambda api, y, p: api.losses.sigmoid_cross_entropy(y, p)),
+    "mean_squared_error": _loss_case(lambda api, y, p: api.losses.mean_squared_error(y, p)),
+    "mean_squared_error_weights": _loss_case(
+        lambda api, y, p: api.losses.mean_squared_error(y, p, weights=[[1.0], [0.0], [2.0], [1.0]])
+    ),
+    "huber": _loss_case(lambda api, y, p: api.losses.huber_loss(y, p, delta=0.5)),
+    "hinge": _loss_case(lambda api, y, p: api.losses.hinge_loss(y, p)),
+    "absolute_difference": _loss_case(lambda api, y, p: api.losses.absolute_difference(y, p)),
+    "log_loss": _loss_case(lambda api, y, p: api.losses.log_loss(y, p)),
+    "reduction_sum": _loss_case(
+        lambda api, y, p: api.losses.mean_squared_error(y, p, reduction=api.losses.Reduction.SUM)
+    ),
+    "reduction_none": _loss_case(
+        lambda api, y, p: api.losses.absolute_difference(y, p, reduction=api.losses.Reduction.NONE)
+    ),
+    "reduction_mean": _loss_case(
+        lambda api, y, p: api.losses.absolute_difference(y, p, reduction=api.losses.Reduction.MEAN)
+    ),
+    "l2_regularizer": lambda api: api.get_variable(
+        "w", [2, 2], regularizer=api.keras.regularizers.l2(0.1) if False else None
+    ),
+}
+
+
+def _metric_case(fn):
+    def build(api):
+        labels = api.placeholder(api.int64, [4], name="labels")
+        preds = api.placeholder(api.int64, [4], name="preds")
+        fn(api, labels, preds)
+
+    return build
+
+
+METRIC_CASES = {
+    "accuracy": _metric_case(lambda api, y, p: api.metrics.accuracy(y, p)),
+    "mean": _metric_case(lambda api, y, p: api.metrics.mean(api.cast(p, api.float32))),
+    "auc": lambda api: api.metrics.auc(
+        api.placeholder(api.bool, [4], name="labels"),
+        api.placeholder(api.float32, [4], name="preds"),
+        num_thresholds=5,
+    ),
 }

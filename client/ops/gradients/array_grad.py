@@ -107,16 +107,16 @@ def _slice_grad(op: Any, grad: Any) -> Any:
 
 @RegisterGradient("StridedSlice")
 def _strided_slice_grad(op: Any, grad: Any) -> Any:
+    """TF's _StridedSliceGrad: the input's Shape, and its begin/end/strides, each passed
+    by value when constant (so they become Consts under StridedSliceGrad's scope)."""
     x, begin, end, strides = op.inputs
-    shape = (
-        constant(np.array(x.shape.as_list(), np.int32))
-        if x.shape.is_fully_defined()
-        else array_ops.shape(x)
-    )
+    shape: Any = array_ops.shape(x, out_type=begin.dtype)
+    args = [shape, begin, end, strides]
+    args = [a if constant_value(a) is None else constant_value(a) for a in args]
     attrs = attrs_of(
         op, "begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask"
     )
-    return op1("StridedSliceGrad", [shape, begin, end, strides, grad], attrs), None, None, None
+    return op1("StridedSliceGrad", [*args, grad], attrs), None, None, None
 
 
 @RegisterGradient("StridedSliceGrad")

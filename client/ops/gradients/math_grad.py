@@ -451,10 +451,16 @@ def _mean_grad(op: Any, grad: Any) -> Any:
 
 
 def _min_or_max_grad(op: Any, grad: Any) -> Any:
+    """TF's _MinOrMaxGrad, node for node."""
     x = op.inputs[0]
-    kept = _kept_dims_shape(x, op.inputs[1])
-    y = array_ops.reshape(op.outputs[0], kept)
-    grad = array_ops.reshape(grad, kept)
+    input_shape = array_ops.shape(x)
+    y = op.outputs[0]
+    if not op.get_attr("keep_dims"):
+        kept = _reduced_shape(input_shape, op.inputs[1])
+        y = array_ops.reshape(y, kept)
+        grad = array_ops.reshape(grad, kept)
+    else:
+        kept = array_ops.shape(y)
     indicators = math_ops.cast(math_ops.equal(y, x), grad.dtype)
     num_selected = array_ops.reshape(math_ops.reduce_sum(indicators, op.inputs[1]), kept)
     return [math_ops.divide(indicators, num_selected) * grad, None]
