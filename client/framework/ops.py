@@ -235,7 +235,8 @@ class Operation:
     def node_def(self) -> node_def_pb2.NodeDef:
         nd = node_def_pb2.NodeDef(name=self._name, op=self._type, device=self._device)
         nd.input.extend(t._as_node_input() for t in self._inputs)
-        nd.input.extend("^" + c.name for c in self._control_inputs)
+        # TF's GraphDef lists control inputs sorted by name (graph.cc's ToGraphDef).
+        nd.input.extend(sorted("^" + c.name for c in self._control_inputs))
         for k, v in self._attrs.items():
             nd.attr[k].CopyFrom(v)
         return nd

@@ -142,7 +142,9 @@ class Conv3D(_Conv):
 
 
 class Conv1D(_Conv):
-    """A 1-D convolution as TF builds it: ExpandDims, Conv2D, Squeeze (scope "conv1d")."""
+    """A 1-D convolution as TF builds it (nn_ops.conv1d under the layer's "Conv1D"
+    scope): ExpandDims at the negative spatial axis, the Conv2D named after the scope,
+    Squeeze."""
 
     rank = 1
 
@@ -150,12 +152,12 @@ class Conv1D(_Conv):
         from client.framework import ops as _ops
 
         inputs = convert_to_tensor(inputs)
-        spatial = 1 if self.channels_last else 2
-        with _ops.name_scope(None, "conv1d", [inputs, self.kernel]) as scope:
+        spatial = -3 if self.channels_last else -2
+        with _ops.name_scope(None, "Conv1D", [inputs, self.kernel]) as scope:
             x = array_ops.expand_dims(inputs, spatial)
             k = array_ops.expand_dims(self.kernel, 0)
-            y = self._conv2d(x, k, (1, *self.strides), (1, *self.dilation_rate), None)
-            out = array_ops.squeeze(y, [spatial], name=scope)
+            y = self._conv2d(x, k, (1, *self.strides), (1, *self.dilation_rate), scope)
+            out = array_ops.squeeze(y, [spatial])
         return self._finish(out)
 
 
@@ -182,7 +184,10 @@ class Conv2DTranspose(Conv2D):
         shape = array_ops.shape(inputs)
         h_axis, w_axis = (1, 2) if self.channels_last else (2, 3)
         batch = shape[0]
-        h, w = shape[h_axis], shape[w_axis]
+        # As tf_keras: the static height and width when known, else the dynamic ones.
+        dims = inputs.shape.as_list() if inputs.shape.ndims is not None else [None] * 4
+        h = dims[h_axis] if dims[h_axis] is not None else shape[h_axis]
+        w = dims[w_axis] if dims[w_axis] is not None else shape[w_axis]
         (kh, kw), (sh, sw) = self.kernel_size, self.strides
 
         def out_len(n: Any, k: int, s: int) -> Any:
@@ -195,6 +200,7 @@ class Conv2DTranspose(Conv2D):
         else:
             out_shape = array_ops.stack([batch, self.filters, oh, ow])
             strides = [1, 1, sh, sw]
+        _ = out_shape[0]  # tf_keras takes the batch size from the packed shape too (unused)
         outputs = apply_op(
             "Conv2DBackpropInput",
             [out_shape, self.kernel, inputs],

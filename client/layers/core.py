@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from client.framework import ops as _ops
-from client.framework.op_builder import convert_to_tensor
+from client.framework.op_builder import constant, convert_to_tensor
 from client.layers.base import Layer
 from client.ops import array_ops, math_ops, nn_ops
 
@@ -159,10 +159,15 @@ class Flatten(Layer):
             perm = [0, *range(2, inputs.shape.ndims), 1]
             inputs = array_ops.transpose(inputs, perm)
         dims = inputs.shape.as_list() if inputs.shape.ndims is not None else None
+        if dims is not None and len(dims) == 1:
+            return array_ops.expand_dims(inputs, 1)
+        # tf_keras' Flatten: the new shape as a Const when static enough.
         if dims is not None and all(d is not None for d in dims[1:]):
-            flat = int(np.prod(dims[1:])) if len(dims) > 1 else 1
-            return array_ops.reshape(inputs, [-1, flat])
-        return array_ops.reshape(inputs, array_ops.stack([array_ops.shape(inputs)[0], -1]))
+            flat = int(np.prod(dims[1:]))
+            return array_ops.reshape(inputs, constant([-1, flat]))
+        if dims is not None and dims[0] is not None:
+            return array_ops.reshape(inputs, constant([int(dims[0]), -1]))
+        return array_ops.reshape(inputs, [array_ops.shape(inputs)[0], -1])
 
 
 def flatten(inputs: Any, name: str | None = None, data_format: str = "channels_last") -> Any:

@@ -128,9 +128,8 @@ class BatchNormalization(Layer):
             mean, variance = nn_ops.moments(inputs, reduction_axes)
             self.add_update(self._assign_moving_average(self.moving_mean, mean))
             self.add_update(self._assign_moving_average(self.moving_variance, variance))
-        else:
-            mean = convert_to_tensor(self.moving_mean)
-            variance = convert_to_tensor(self.moving_variance)
+        else:  # read inside batch_normalization's scope, where TF reads them
+            mean, variance = self.moving_mean, self.moving_variance
         return batch_normalization(
             inputs, bcast(mean), bcast(variance), bcast(self.beta), bcast(self.gamma), self.epsilon
         )

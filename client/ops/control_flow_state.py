@@ -474,12 +474,12 @@ def zeros_like_outside_loop(op: Any, index: int) -> Any:
                 if val.dtype == dtypes.resource:
                     with _ops.control_dependencies([pivot]):
                         return _resource_zeros(switch_val, op._inputs[0])
-                shape = array_ops.shape(switch_val)
+                shape = apply_op("Shape", [switch_val], {"out_type": dtypes.int32}).outputs[0]
                 with _ops.control_dependencies([pivot]):
                     return array_ops.fill(shape, convert_to_tensor(0, dtype=val.dtype))
     if val.dtype == dtypes.resource:
         return _resource_zeros(val, val)
-    return array_ops.zeros_like(val)
+    return array_ops.zeros_like(val, optimize=False)
 
 
 def _resource_zeros(handle: Any, origin: Any) -> Any:

@@ -35,10 +35,15 @@ def _grad_of(fn, inputs):
     return build
 
 
-def _image(api, shape=(1, 4, 4, 2)):
-    return api.placeholder(api.float32, list(shape), name="img")
+def v1_control_flow(build):
+    """Marks a case that TensorFlow builds with v1 control flow (Switch/Merge, Enter/Exit
+    frames, TensorArrayV3), as the client does: TF 2.x's compat.v1 defaults to cond_v2 and
+    while_v2 (functional If/While) unless tf.compat.v1.disable_control_flow_v2()."""
+    build.v1_control_flow = True
+    return build
 
 
+@v1_control_flow
 def _while_body(api):
     i = api.constant(0)
     x = _x(api)
@@ -46,6 +51,7 @@ def _while_body(api):
     api.gradients(r, x)
 
 
+@v1_control_flow
 def _tensor_array(api):
     x = _x(api, (3, 2))
     ta = api.TensorArray(api.float32, size=3)
@@ -55,6 +61,7 @@ def _tensor_array(api):
     api.gradients(out, x)
 
 
+@v1_control_flow
 def _tensor_array_split_concat(api):
     x = _x(api, (4, 2))
     ta = api.TensorArray(api.float32, size=2)
@@ -215,7 +222,9 @@ GRADIENT_CASES = {
     "while_loop": _while_body,
     "TensorArray": _tensor_array,
     "TensorArraySplitConcat": _tensor_array_split_concat,
-    "cond": _grad(lambda api, x: api.cond(api.constant(True), lambda: x * 2.0, lambda: x)),
+    "cond": v1_control_flow(
+        _grad(lambda api, x: api.cond(api.constant(True), lambda: x * 2.0, lambda: x))
+    ),
     "Snapshot": _grad(lambda api, x: api.identity(api.stop_gradient(x) + x)),
     "BroadcastTo": _grad(lambda api, x: api.broadcast_to(x, [4, 2, 3])),
     "Gather_v1": _grad(lambda api, x: api.gather(x, [1, 1, 0])),
@@ -405,9 +414,6 @@ LOSS_CASES = {
     ),
     "reduction_mean": _loss_case(
         lambda api, y, p: api.losses.absolute_difference(y, p, reduction=api.losses.Reduction.MEAN)
-    ),
-    "l2_regularizer": lambda api: api.get_variable(
-        "w", [2, 2], regularizer=api.keras.regularizers.l2(0.1) if False else None
     ),
 }
 

@@ -112,13 +112,73 @@ def build_both(build):
     with g.as_default():
         build(client)
     t = tf_real.Graph()
-    with t.as_default():
-        build(tf1)
+    v1_flow = getattr(build, "v1_control_flow", False)
+    if v1_flow:
+        tf1.disable_control_flow_v2()
+    try:
+        with t.as_default():
+            build(tf1)
+    finally:
+        if v1_flow:
+            tf1.enable_control_flow_v2()
     return g.as_graph_def(), t.as_graph_def()
 
 
 # Case name -> why the client's graph differs from TensorFlow's on purpose.
-KNOWN_DIFFERENCES: dict[str, str] = {}
+# Entries marked "not yet" are work left, not choices.
+_OPTIMIZER = (
+    "not yet: minimize() does not gate gradients (TF's GATE_OP adds tuple/group_deps and "
+    "control_dependency Identities per op gradient) and optimizer slot/update subgraphs are "
+    "not compared node for node yet"
+)
+_LOSS = (
+    "not yet: losses_impl's assert_broadcastable weights/values Shape+Rank Consts, "
+    "the Cast/x weights Const and _safe_mean's second reduce_sum are not mirrored"
+)
+_METRIC = (
+    "not yet: TF's metric update reads variables under the consumer's scope after the "
+    "AssignAdd (update_op/ReadVariableOp); ours reuses one read"
+)
+KNOWN_DIFFERENCES: dict[str, str] = {
+    "grad_CheckNumerics": "not yet: client lacks tf.debugging.check_numerics",
+    "grad_EnsureShape": "not yet: client lacks tf.ensure_shape",
+    "grad_FusedBatchNormV3": "not yet: client lacks tf.nn.fused_batch_norm",
+    "grad_Reciprocal": "not yet: client lacks tf.math.reciprocal",
+    "grad_Conv2DBackpropInput": "not yet: nn.conv2d_transpose's and its gradient's scopes",
+    "grad_GatherV2": (
+        "not yet: _GatherV2Grad slices params_shape with the axis tensor (Pack stacks) and "
+        "takes Size first; ours slices with the static axis"
+    ),
+    "grad_GatherNd": "not yet: no static shape function for GatherNd (TF's is a Const Shape)",
+    "grad_Prod": "not yet: _ProdGrad's reduced_shape/Cumprod layout differs",
+    "grad_Prod_all": "not yet: _ProdGrad's reduced_shape/Cumprod layout differs",
+    "grad_Slice": "not yet: _SliceGrad builds both input and slice Shapes",
+    "grad_SoftmaxCrossEntropyWithLogits": "not yet: _SoftmaxCrossEntropyWithLogitsGrad layout",
+    "grad_SparseSoftmaxCrossEntropyWithLogits": (
+        "not yet: sparse_softmax_cross_entropy_with_logits' static Shape Const"
+    ),
+    "grad_Softplus": "not yet: TF uses the SoftplusGrad kernel; ours Sigmoid * grad",
+    "grad_Sum_scalar": (
+        "not yet: TF's _SumGrad on a scalar leaves an unused float Reshape/shape Const"
+    ),
+    "grad_Tile": "not yet: _TileGrad's final Reshape when the shape is static",
+    "grad_TensorArray": "not yet: TensorArray unstack/stack scopes (TensorArrayUnstack/...)",
+    "grad_TensorArraySplitConcat": "not yet: TensorArray split/concat scopes",
+    "grad_cond": "not yet: v1 cond's gradient Switch/Shape layout (gradients/Switch ...)",
+    "grad_BroadcastTo": "not yet: _BroadcastToGrad passes the shape input, not a Const",
+    "layer_dense_default_initializer": (
+        "tf_keras' default kernel initializer is a Keras GlorotUniform drawing its seed "
+        "from Python's random module (StatelessRandomUniformV2 with that seed); the client "
+        "keeps TF1's glorot_uniform_initializer (RandomUniform)"
+    ),
+    "layer_batch_normalization": (
+        "not yet: tf_keras' fused training batch norm feeds the moving statistics and "
+        "updates them with momentum as (1 - momentum) Sub + AssignSub + read"
+    ),
+    **{f"optimizer_{k}": _OPTIMIZER for k in cases.OPTIMIZER_CASES},
+    **{f"loss_{k}": _LOSS for k in cases.LOSS_CASES},
+    **{f"metric_{k}": _METRIC for k in cases.METRIC_CASES},
+}
 
 
 def _params(table):
@@ -134,7 +194,50 @@ def _params(table):
     ]
 
 
-@pytest.mark.parametrize("build", _params(cases.GRADIENT_CASES))
-def test_gradient_graph_matches_tf(build):
+CASES = {
+    **{f"grad_{k}": v for k, v in cases.GRADIENT_CASES.items()},
+    **{f"array_{k}": v for k, v in cases.ARRAY_CASES.items()},
+    **{f"layer_{k}": v for k, v in cases.LAYER_CASES.items()},
+    **{f"init_{k}": v for k, v in cases.INITIALIZER_CASES.items()},
+    **{f"optimizer_{k}": v for k, v in cases.OPTIMIZER_CASES.items()},
+    **{f"loss_{k}": v for k, v in cases.LOSS_CASES.items()},
+    **{f"metric_{k}": v for k, v in cases.METRIC_CASES.items()},
+}
+
+
+@pytest.mark.parametrize("build", _params(CASES))
+def test_graph_matches_tf(build):
     ours, theirs = build_both(build)
     assert graph_diff(ours, theirs) == []
+
+
+# Registered gradients no case builds: op types the client's APIs never emit (as in TF
+# 2.x: tf.add is AddV2, clip_by_value is Minimum+Maximum, the ND space/batch ops, gather is
+# GatherV2; the gradients serve imported GraphDefs), and those behind APIs the client lacks.
+UNSWEPT_GRADIENTS: set[str] = {
+    "Add",
+    "Div",
+    "Gather",
+    "BatchToSpace",
+    "SpaceToBatch",
+    "ClipByValue",
+    "Snapshot",
+    "CheckNumerics",
+    "EnsureShape",
+    "FusedBatchNormV3",
+}
+
+
+def test_every_registered_gradient_is_swept():
+    from client.framework.gradient_registry import GRADIENTS
+
+    built: set[str] = set()
+    for build in cases.GRADIENT_CASES.values():
+        g = client.Graph()
+        with g.as_default():
+            try:
+                build(client)
+            except AttributeError:  # an API the client lacks: listed in KNOWN_DIFFERENCES
+                continue
+        built.update(op.type for op in g.get_operations())
+    assert set(GRADIENTS) - built == UNSWEPT_GRADIENTS

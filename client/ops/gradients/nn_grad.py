@@ -226,8 +226,9 @@ def _conv3d_grad(op: Any, grad: Any) -> Any:
         "dilations": op.get_attr("dilations"),
     }
     x, w = op.inputs[0], op.inputs[1]
-    dx = apply_op("Conv3DBackpropInputV2", [array_ops.shape(x), w, grad], attrs).outputs[0]
-    dw = apply_op("Conv3DBackpropFilterV2", [x, array_ops.shape(w), grad], attrs).outputs[0]
+    shape_x, shape_w = array_ops.shape_n([x, w])
+    dx = apply_op("Conv3DBackpropInputV2", [shape_x, w, grad], attrs).outputs[0]
+    dw = apply_op("Conv3DBackpropFilterV2", [x, shape_w, grad], attrs).outputs[0]
     return [dx, dw]
 
 
