@@ -293,7 +293,8 @@ def _python_shape(shape: Any) -> list[int] | None:
     """A shape given as a list, tuple or TensorShape of ints, or None if it holds
     tensors or unknown dimensions."""
     if isinstance(shape, TensorShape):
-        return [int(d) for d in shape.as_list()] if shape.is_fully_defined() else None
+        dims = shape.as_list() if shape.ndims is not None else [None]
+        return None if None in dims else [int(d) for d in dims if d is not None]
     if isinstance(shape, (int, np.integer)):
         return [int(shape)]
     if isinstance(shape, (list, tuple, np.ndarray)) and not any(
