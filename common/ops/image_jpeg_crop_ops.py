@@ -3,22 +3,30 @@ window of a JPEG, as tf.image.decode_and_crop_jpeg) and ExtractJpegShape (the
 [height, width, channels] from the header, without decoding), as TensorFlow's
 decode_image_op.cc and extract_jpeg_shape_op.cc.
 
-The window is cut out of the whole image decoded as DecodeJpeg decodes it. That is
-TensorFlow's result for grayscale and 4:4:4 JPEGs and for windows at the image's left
-edge; for chroma-subsampled JPEGs TensorFlow's cropped decode (libjpeg's
-jpeg_crop_scanline) upsamples chroma with the window's own edge columns, so pixels next
-to the window's left and right edges may differ by a few levels. Kernels keep no
-state; safe from any thread.
+TensorFlow decodes a window with libjpeg-turbo's jpeg_crop_scanline (the columns widened
+leftwards to an iMCU boundary, chroma upsampled within that region only, so its edge
+columns replicate instead of blending with their outer neighbours) and
+jpeg_skip_scanlines, with JDCT_IFAST unless dct_method is INTEGER_ACCURATE. jpeg_shim.c
+drives the system's libjpeg-turbo the same way (built on first use, common.ops.c_shim):
+equal to TensorFlow's bytes. Without it (no compiler or libjpeg headers), or for CMYK
+JPEGs, the window is cut out of the whole image decoded by Pillow with JDCT_ISLOW: then
+chroma-subsampled JPEGs differ near the window's left and right edges, and every pixel
+may differ by a few levels unless dct_method is INTEGER_ACCURATE. Kernels keep no state;
+safe from any thread.
 """
 
 from __future__ import annotations
 
+import ctypes
 import io
+import threading
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 
 from common.errors import InvalidArgumentError, UnimplementedError
+from common.ops import c_shim
 from common.ops import math_util as mu
 from common.ops.image_codec_ops import decode_jpeg
 from common.ops.registry import KernelConstruction, register_kernel, register_op
@@ -34,13 +42,75 @@ def _contents(x, node: str) -> bytes:
     return value if isinstance(value, bytes) else str(value).encode()
 
 
-def decode_and_crop_jpeg(data: bytes, window, channels: int, ratio: int, node: str):
+_SHIM_SOURCE = Path(__file__).with_name("jpeg_shim.c")
+_shim_lock = threading.Lock()
+_shim: list[ctypes.CDLL | None] = []  # [library or None] once tried
+_BAD_WINDOW = "jpeg::Uncompress failed. Invalid JPEG data or crop window."
+
+
+def _library() -> ctypes.CDLL | None:
+    with _shim_lock:
+        if not _shim:
+            lib = c_shim.build(_SHIM_SOURCE, ["-Wall"], ["-ljpeg"])
+            if lib is not None:
+                lib.flowrt_jpeg_decode_crop.restype = ctypes.c_int
+            _shim.append(lib)
+        return _shim[0]
+
+
+def libjpeg_crop(
+    data: bytes, window: tuple[int, int, int, int], channels: int, ratio: int,
+    fancy: bool, fast_dct: bool, node: str,
+) -> np.ndarray | None:  # fmt: skip
+    """The window (y, x, h, w) decoded as TensorFlow's jpeg::Uncompress decodes it, or
+    None where jpeg_shim.c cannot (no library; CMYK or not a JPEG: Pillow's path)."""
+    lib = _library()
+    if lib is None:
+        return None
+    from PIL import Image
+
+    try:
+        with Image.open(io.BytesIO(data)) as probe:  # the header only
+            if probe.format != "JPEG" or probe.mode not in ("L", "RGB"):
+                return None
+            have = 1 if probe.mode == "L" else 3
+    except Exception:
+        return None
+    components = channels or have
+    y, x, h, w = window
+    if h <= 0 or w <= 0:
+        raise InvalidArgumentError(_BAD_WINDOW, node)
+    out = np.empty((h, w, components), np.uint8)
+    message = ctypes.create_string_buffer(256)
+    dims = (ctypes.c_int * 2)()
+    rc = lib.flowrt_jpeg_decode_crop(
+        data, ctypes.c_ulong(len(data)), components, ratio, int(fancy), int(fast_dct),
+        x, y, w, h, out.ctypes.data_as(ctypes.c_void_p), message, dims,
+    )  # fmt: skip
+    if rc == -2:
+        raise InvalidArgumentError(_BAD_WINDOW, node)
+    if rc != 0:
+        detail = message.value.decode(errors="replace")
+        raise InvalidArgumentError(f"Invalid JPEG data or crop window: {detail}", node)
+    return out
+
+
+def decode_and_crop_jpeg(
+    data: bytes, window, channels: int, ratio: int, node: str,
+    fancy: bool = True, dct_method: str = "",
+):  # fmt: skip
     w = np.asarray(window)
     if w.ndim != 1 or w.shape[0] != 4:
         raise InvalidArgumentError(
             f"crop_window must be 1-D with 4 elements, got shape {mu.shape_str(w.shape)}", node
         )
     y, x, h, wd = (int(v) for v in w)
+    exact = libjpeg_crop(data, (y, x, h, wd), channels, ratio, fancy,
+                         dct_method != "INTEGER_ACCURATE", node)  # fmt: skip
+    if exact is not None:
+        return exact
+    if not fancy:
+        raise UnimplementedError("DecodeAndCropJpeg with fancy_upscaling=false", node)
     pixels = decode_jpeg(data, channels, ratio, node)
     height, width = pixels.shape[:2]
     if h <= 0 or wd <= 0 or y < 0 or x < 0 or y + h > height or x + wd > width:
@@ -56,12 +126,16 @@ def _decode_and_crop(kc: KernelConstruction) -> Callable:
         raise InvalidArgumentError(f"channels must be 0, 1, or 3, got {channels}", kc.node_name)
     if ratio not in (1, 2, 4, 8):
         raise InvalidArgumentError(f"ratio must be 1, 2, 4, or 8, got {ratio}", kc.node_name)
-    if not kc.attrs["fancy_upscaling"]:
-        raise UnimplementedError("DecodeAndCropJpeg with fancy_upscaling=false", kc.node_name)
+    fancy, dct = bool(kc.attrs["fancy_upscaling"]), str(kc.attrs["dct_method"])
+    if dct not in ("", "INTEGER_FAST", "INTEGER_ACCURATE"):
+        raise InvalidArgumentError(
+            f"dct_method must be one of {{'', 'INTEGER_FAST', 'INTEGER_ACCURATE'}}, got {dct}",
+            kc.node_name,
+        )
 
     def compute(ctx, inputs: list) -> list:
         data = _contents(inputs[0], kc.node_name)
-        return [decode_and_crop_jpeg(data, inputs[1], channels, ratio, kc.node_name)]
+        return [decode_and_crop_jpeg(data, inputs[1], channels, ratio, kc.node_name, fancy, dct)]
 
     return compute
 

@@ -14,15 +14,12 @@ Thread-safe: the library is loaded once under a lock and its functions keep no s
 from __future__ import annotations
 
 import ctypes
-import hashlib
-import os
-import shutil
-import subprocess
-import tempfile
 import threading
 from pathlib import Path
 
 import numpy as np
+
+from common.ops import c_shim
 
 _SOURCE = Path(__file__).with_name("libm_shim.c")
 _lock = threading.Lock()
@@ -30,29 +27,10 @@ _lib: ctypes.CDLL | None = None
 _tried = False
 
 
-def _cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "flowrt"
-
-
 def _build() -> ctypes.CDLL | None:
-    cc = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc")
-    if cc is None:
+    lib = c_shim.build(_SOURCE, ["-fno-fast-math"], ["-lm"])
+    if lib is None:
         return None
-    digest = hashlib.sha256(_SOURCE.read_bytes()).hexdigest()[:16]
-    target = _cache_dir() / f"libm_shim-{digest}.so"
-    if not target.exists():
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(suffix=".so", dir=target.parent)
-        os.close(fd)
-        cmd = [cc, "-O2", "-fno-fast-math", "-shared", "-fPIC", str(_SOURCE), "-o", tmp, "-lm"]
-        try:
-            subprocess.run(cmd, check=True, capture_output=True, timeout=60)
-            os.replace(tmp, target)  # atomic: concurrent builders all see a whole file
-        except (OSError, subprocess.SubprocessError):
-            Path(tmp).unlink(missing_ok=True)
-            return None
-    lib = ctypes.CDLL(str(target))
     for name in _UNARY.values():
         getattr(lib, name).restype = None
     for name in ("flowrt_sincosf", "flowrt_sincos"):

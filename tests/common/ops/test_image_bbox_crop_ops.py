@@ -182,31 +182,48 @@ WINDOWS = [[0, 0, -1, -1], [3, 5, 10, 20], [-7, -9, 7, 9], [1, 17, 20, 3], [8, 8
                                                ((64, 48, 3), 2), ((80, 70, 3), 1)])  # fmt: skip
 @pytest.mark.parametrize("window", range(len(WINDOWS)))
 @pytest.mark.parametrize("channels", [0, 1, 3])
-def test_decode_and_crop_jpeg(shape, subsampling, window, channels):
+@pytest.mark.parametrize("dct", ["INTEGER_ACCURATE", ""])
+def test_decode_and_crop_jpeg(shape, subsampling, window, channels, dct):
+    """Equal bytes, chroma-subsampled windows' edge columns and TF's default JDCT_IFAST
+    included (libjpeg-turbo's cropped decode through jpeg_shim.c)."""
+    from common.ops import image_jpeg_crop_ops
+
+    if image_jpeg_crop_ops._library() is None:
+        pytest.skip("no C compiler or libjpeg headers: jpeg_shim.c not built")
     data = _jpeg(shape, subsampling)
     y, x, h, w = WINDOWS[window]
     win = [y % shape[0], x % shape[1], shape[0] if h < 0 else h, shape[1] if w < 0 else w]
     theirs = raw.DecodeAndCropJpeg(
-        contents=data, crop_window=win, channels=channels, dct_method="INTEGER_ACCURATE"
+        contents=data, crop_window=win, channels=channels, dct_method=dct
     ).numpy()
     ours = run(
         "DecodeAndCropJpeg",
         [np.array(data, object), np.array(win, np.int32)],
-        {"channels": channels, "dct_method": "INTEGER_ACCURATE"},
+        {"channels": channels, "dct_method": dct},
     )[0]
-    if subsampling and channels != 1 and win[3] < shape[1]:
-        # Chroma-subsampled and narrower than the image: TF's cropped decode upsamples
-        # chroma from the window's own edge columns (see image_jpeg_crop_ops), so the
-        # outer columns may differ by a few levels; the rest is exact.
-        assert ours.shape == theirs.shape
-        diff = np.abs(ours.astype(int) - theirs.astype(int))
-        assert diff.max() <= 16
-        assert not diff[:, 2:-2].any()
-        return
     assert_equal(ours, theirs)
     shape_t = raw.ExtractJpegShape(contents=data, output_type=tf.int64).numpy()
     assert_equal(run("ExtractJpegShape", [np.array(data, object)],
                      {"output_type": dtypes.DataType.DT_INT64})[0], shape_t)  # fmt: skip
+
+
+@pytest.mark.parametrize("ratio", [2, 4])
+@pytest.mark.parametrize("fancy", [True, False])
+def test_decode_and_crop_jpeg_scaled_and_plain_upsampling(ratio, fancy):
+    from common.ops import image_jpeg_crop_ops
+
+    if image_jpeg_crop_ops._library() is None:
+        pytest.skip("no C compiler or libjpeg headers: jpeg_shim.c not built")
+    data = _jpeg((97, 131, 3), 2)
+    win = [3, 5, 15, 20]
+    theirs = raw.DecodeAndCropJpeg(contents=data, crop_window=win, ratio=ratio,
+                                   fancy_upscaling=fancy).numpy()  # fmt: skip
+    ours = run(
+        "DecodeAndCropJpeg",
+        [np.array(data, object), np.array(win, np.int32)],
+        {"ratio": ratio, "fancy_upscaling": fancy},
+    )[0]
+    assert_equal(ours, theirs)
 
 
 def test_decode_and_crop_jpeg_refuses_a_window_outside_the_image():
