@@ -256,19 +256,23 @@ class PartitionRunner:
         # still aborts the step at once. Calls over gRPC wait on pooled threads, but for
         # the last one when none is answered here: it runs on this thread.
         deferred: list[DeferredCall] = []
-        for k, part in enumerate(parts):
-            future = self.calls.future(
-                part.plan.task,
-                "RunGraph",
-                self._run_request(part, step_id, feeds, exec_opts),
-                timeout=budget,
-                split=True,
-                defer=True,
-                inline=k == len(parts) - 1 and not deferred,
-            )
-            self._track(part, future, futures, waiter)
-            if isinstance(future, DeferredCall):
-                deferred.append(future)
+        try:
+            for k, part in enumerate(parts):
+                future = self.calls.future(
+                    part.plan.task,
+                    "RunGraph",
+                    self._run_request(part, step_id, feeds, exec_opts),
+                    timeout=budget,
+                    split=True,
+                    defer=True,
+                    inline=k == len(parts) - 1 and not deferred,
+                )
+                self._track(part, future, futures, waiter)
+                if isinstance(future, DeferredCall):
+                    deferred.append(future)
+        except BaseException:
+            _hand_off(deferred)  # the calls already sent are still answered and read
+            raise
         if deferred:
             # The task of this process first: its RunGraph runs on the thread that waits.
             deferred.sort(key=lambda d: not d.in_process)

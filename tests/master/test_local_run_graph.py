@@ -11,7 +11,9 @@ import numpy as np
 import pytest
 
 from common.dtypes import DataType
+from common.errors import InvalidArgumentError
 from examples.demo import GraphBuilder
+from master.partition_runner import PartitionRunner
 from rpc import local_rpc
 from tests.master.test_master import F32, W0, W1, add_graph, create, run, values, x2
 from worker.worker import Worker
@@ -112,3 +114,35 @@ def test_a_failed_partition_aborts_the_one_the_step_thread_waits_for(cluster):
     assert response.status_code == grpc.StatusCode.INVALID_ARGUMENT.value[0]
     assert "bad" in response.status_error_message
     assert cluster.live_steps() == {w.task_name: [] for w in cluster.workers}
+
+
+def test_a_step_failing_to_send_still_reads_the_answers_already_due(cluster, monkeypatch):
+    """A RunGraph already sent when the next one cannot be built: its answer is still
+    read (on a pooled thread), not left on its socket."""
+    readers: list[str] = []
+    read = threading.Event()
+    original_finish = local_rpc.LocalCall.finish
+
+    def finish(self):
+        if self._method == local_rpc.RUN_GRAPH:
+            readers.append(threading.current_thread().name)
+            read.set()
+        return original_finish(self)
+
+    monkeypatch.setattr(local_rpc.LocalCall, "finish", finish)
+    original_request = PartitionRunner._run_request
+    built: list[int] = []
+
+    def run_request(self, *args, **kwargs):
+        built.append(1)
+        if len(built) == 2:
+            raise InvalidArgumentError("no second request")
+        return original_request(self, *args, **kwargs)
+
+    monkeypatch.setattr(PartitionRunner, "_run_request", run_request)
+    handle = create(cluster, add_graph())
+    response = run(cluster, handle, ["d:0"], x2())
+    assert response.status_code == grpc.StatusCode.INVALID_ARGUMENT.value[0]
+    assert "no second request" in response.status_error_message
+    assert read.wait(30.0)
+    assert readers == [readers[0]] and readers[0].startswith("flowrt-rpc-call"), readers
