@@ -29,6 +29,7 @@ from client.framework.gradient_registry import (  # noqa: F401  (tf.RegisterGrad
 from client.framework.indexed_slices import aggregate, to_dense
 from client.framework.op_builder import convert_to_tensor
 from client.ops import array_ops, control_flow_state
+from client.ops import control_flow_ops as cfo
 from client.ops import gradients as _gradient_fns  # noqa: F401  (registers them all)
 from client.ops.control_flow_state import zeros_like_outside_loop
 
@@ -129,7 +130,7 @@ def gradients(
         x_ops = set(from_ops)
         while queue:
             op = queue.popleft()
-            _backprop_op(op, grads, loop_state, stop_ops, x_ops)
+            _backprop_op(op, grads, loop_state, stop_ops, x_ops, gate_gradients)
             _update_pending_and_enqueue_ready(grads, op, queue, pending, loop_state)
         if loop_state is not None:
             loop_state.PostProcessing()
@@ -144,7 +145,12 @@ def gradients(
 
 
 def _backprop_op(
-    op: Any, grads: dict[Any, list[list[Any]]], loop_state: Any, stop_ops: set[Any], x_ops: set[Any]
+    op: Any,
+    grads: dict[Any, list[list[Any]]],
+    loop_state: Any,
+    stop_ops: set[Any],
+    x_ops: set[Any],
+    gate: bool = False,
 ) -> None:
     """Sum op's output gradients and add its input gradients (TF's loop body), inside
     the gradient loop of op's while loop when there is one."""
@@ -172,7 +178,7 @@ def _backprop_op(
                     if loop_state is not None
                     else zeros_like_outside_loop(op, i)
                 )
-        in_grads = _call_grad_fn(op, out_grads)
+        in_grads = _call_grad_fn(op, out_grads, gate)
         for t, gr in zip(op._inputs, in_grads):
             if gr is not None and (is_trainable(t) or t.dtype == dtypes.resource):
                 if (
@@ -261,7 +267,7 @@ def _aggregated_grads(grads: dict[Any, list[list[Any]]], op: Any) -> list[Any]:
     return out
 
 
-def _call_grad_fn(op: Any, out_grads: list[Any]) -> list[Any]:
+def _call_grad_fn(op: Any, out_grads: list[Any], gate: bool = False) -> list[Any]:
     op_type = op.graph._gradient_override_map.get(op.type, op.type)
     if op_type in NOT_DIFFERENTIABLE:
         return [None] * len(op._inputs)
@@ -276,9 +282,14 @@ def _call_grad_fn(op: Any, out_grads: list[Any]) -> list[Any]:
         if op_type not in SPARSE_GRAD_PASSTHROUGH:
             out_grads = [to_dense(gr) for gr in out_grads]
         result = fn(op, *out_grads)
-    if not isinstance(result, (list, tuple)):
-        result = [result]
-    result = list(result)
+        if not isinstance(result, (list, tuple)):
+            result = [result]
+        result = list(result)
+        if gate and sum(r is not None for r in result) > 1:
+            # TF's gate_gradients: the op's input gradients are joined in a tuple, so
+            # none is used before all are computed.
+            with _ops.device(None), _ops.colocate_with(None, ignore_existing=True):
+                result = cfo.tuple(result)
     if len(result) != len(op._inputs):
         raise ValueError(
             f"Num gradients {len(result)} generated for op {op.node_def} do not match num "

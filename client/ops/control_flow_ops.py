@@ -65,26 +65,48 @@ def _group_on_device(device: str, deps: list[Any], name: str | None) -> Any:
 
 
 def tuple(tensors: Any, name: str | None = None, control_inputs: Any = None) -> list[Any]:
-    with _ops.name_scope(name, "tuple", tensors) as scope:
-        gating = group(*[t for t in tensors if t is not None], *(control_inputs or []))
+    """TF's tuple: one group_deps NoOp over the tensors' ops (in creation order), then
+    each tensor through with_dependencies on it (an Operation through a group)."""
+    with _ops.name_scope(name, "tuple", tensors):
+        gating_ops: list[Any] = []
+        for t in tensors:
+            if t is None:
+                continue
+            t_op = t if isinstance(t, _ops.Operation) else _values_op(t)
+            if t_op not in gating_ops:
+                gating_ops.append(t_op)
+        gating_ops.extend(c for c in (control_inputs or []) if c not in gating_ops)
+        gating_ops.sort(key=lambda o: o.graph._ops.index(o))
+        gate = group(*gating_ops)
         out: list[Any] = []
         for t in tensors:
             if t is None:
                 out.append(None)
-                continue
-            with _ops.control_dependencies([gating]):
-                out.append(array_ops.identity(t))
-        _ = scope
+            elif isinstance(t, _ops.Operation):
+                with _ops.control_dependencies([gate]):
+                    out.append(group(t))
+            else:
+                out.append(with_dependencies([gate], t))
         return out
+
+
+def _values_op(t: Any) -> Any:
+    """The op of a tensor, or of an IndexedSlices' values."""
+    return t.op if isinstance(t, _ops.Tensor) else t.values.op
 
 
 def with_dependencies(dependencies: Any, output_tensor: Any, name: str | None = None) -> Any:
     deps = list(dependencies) + [output_tensor]
-    with (
-        _ops.name_scope(name, "control_dependency", deps) as scope,
-        _ops.control_dependencies(dependencies),
-    ):
-        return array_ops.identity(output_tensor, name=scope)
+    with _ops.name_scope(name, "control_dependency", deps) as scope:
+        values = output_tensor if isinstance(output_tensor, _ops.Tensor) else output_tensor.values
+        with _ops.colocate_with(values), _ops.control_dependencies(dependencies):
+            if isinstance(output_tensor, _ops.Tensor):
+                return array_ops.identity(output_tensor, name=scope)
+            return type(output_tensor)(
+                array_ops.identity(values, name=scope),
+                output_tensor.indices,
+                output_tensor.dense_shape,
+            )
 
 
 def switch(data: Any, pred: Any, name: str | None = None) -> builtins.tuple[Any, Any]:

@@ -146,6 +146,8 @@ def div(x: Any, y: Any, name: str | None = None) -> Any:
 
 def cast(x: Any, dtype: Any, name: str | None = None) -> Any:
     dtype = dtypes.as_dtype(dtype)
+    if getattr(x, "_is_resource_variable", False) and x.dtype.base_dtype == dtype:
+        return x  # as TF: the consumer reads it, under its own scope
     if hasattr(x, "_as_graph_element") and not isinstance(x, _ops.Tensor):
         x = convert_to_tensor(x)
     if isinstance(x, _ops.Tensor) and x.dtype.base_dtype == dtype:

@@ -38,6 +38,8 @@ class VariableAggregation(enum.IntEnum):
 class Variable:
     """A resource variable: a VarHandleOp, an initializer (AssignVariableOp) and reads."""
 
+    _is_resource_variable = True  # math_ops.cast passes a same-dtype variable through
+
     def __init__(
         self,
         initial_value: Any = None,
@@ -59,6 +61,7 @@ class Variable:
         self._synchronization = VariableSynchronization(synchronization or 0)
         self._aggregation = VariableAggregation(aggregation or 0)
         self._initial_value: Any = None
+        self._validate_shape = validate_shape
         if variable_def is not None:
             if initial_value is not None:
                 raise ValueError("variable_def and initial_value are mutually exclusive.")
@@ -264,7 +267,10 @@ class Variable:
         self, op_type: str, value: Any, use_locking: Any, name: str | None, read_value: bool
     ) -> Any:
         value = convert_to_tensor(value, dtype=self._dtype)
-        op = apply_op(op_type, [self._handle, value], {}, name)
+        attrs = {}
+        if op_type == "AssignVariableOp":  # TF's assign() checks a fully defined shape
+            attrs["validate_shape"] = self._validate_shape and self._shape.is_fully_defined()
+        op = apply_op(op_type, [self._handle, value], attrs, name)
         if not read_value:
             return op
         with self._graph.control_dependencies([op]):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from client.framework.op_builder import apply_op
+from client.framework.op_builder import apply_op, constant
 from client.ops import math_ops
 from client.ops.variables import Variable
 from client.training.optimizer import (
@@ -31,7 +31,15 @@ class AdagradOptimizer(Optimizer):
 
     def _create_slots(self, var_list: list[Variable]) -> None:
         for v in var_list:
-            self._zeros_slot(v, "accumulator", self._name, self._initial_accumulator_value)
+            # TF's constant_initializer: one Const of the value in var's shape.
+            self._initializer_slot(
+                v,
+                "accumulator",
+                self._name,
+                lambda v=v: constant(
+                    self._initial_accumulator_value, dtype=v.dtype, shape=v.shape.as_list()
+                ),
+            )
 
     def _prepare(self) -> None:
         self._lr_t = as_tensor(self._learning_rate, "learning_rate")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from client.framework import ops as _ops
-from client.framework.op_builder import apply_op
+from client.framework.op_builder import apply_op, constant
 from client.ops import array_ops, math_ops
 from client.ops.variables import Variable
 from client.training.optimizer import Optimizer, as_tensor
@@ -39,13 +39,15 @@ class AdagradDAOptimizer(Optimizer):
 
     def _create_slots(self, var_list: list[Variable]) -> None:
         for v in var_list:
-            self._constant_slot(v, "gradient_accumulator", self._name, 0.0)
-            self._constant_slot(
-                v,
-                "gradient_squared_accumulator",
-                self._name + "_1",
-                self._initial_gradient_squared_accumulator_value,
-            )
+            # As TF: both initial values first (root scope, colocated), then the slots.
+            shape = v.shape.as_list()
+            with v.graph.name_scope(None), v.graph.colocate_with(v.op):
+                g_val = constant(0.0, dtype=v.dtype, shape=shape)
+                gg_val = constant(
+                    self._initial_gradient_squared_accumulator_value, dtype=v.dtype, shape=shape
+                )
+            self._value_slot(v, "gradient_accumulator", self._name, g_val)
+            self._value_slot(v, "gradient_squared_accumulator", self._name + "_1", gg_val)
 
     def _prepare(self) -> None:
         self._lr_t = as_tensor(self._learning_rate, "learning_rate")

@@ -53,8 +53,8 @@ class AdamOptimizer(Optimizer):
                 var.handle,
                 m.handle,
                 v.handle,
-                math_ops.cast(b1p.value(), dt),
-                math_ops.cast(b2p.value(), dt),
+                math_ops.cast(b1p, dt),
+                math_ops.cast(b2p, dt),
                 math_ops.cast(self._lr_t, dt),
                 math_ops.cast(self._beta1_t, dt),
                 math_ops.cast(self._beta2_t, dt),
@@ -95,6 +95,12 @@ class AdamOptimizer(Optimizer):
     def _finish(self, update_ops: list[Any], name_scope: str) -> Any:
         b1p, b2p = self._non_slot["beta1_power"], self._non_slot["beta2_power"]
         with _ops.control_dependencies(update_ops), _ops.colocate_with(b1p):
+            # TF's assign() reads the new value lazily (_UnreadVariable); the group waits
+            # on the assignments themselves.
             update_beta1 = b1p.assign(b1p.value() * self._beta1_t, read_value=False)
+            with _ops.control_dependencies([update_beta1]):
+                b1p._lazy_read()
             update_beta2 = b2p.assign(b2p.value() * self._beta2_t, read_value=False)
+            with _ops.control_dependencies([update_beta2]):
+                b2p._lazy_read()
         return control_flow_ops.group(*update_ops, update_beta1, update_beta2, name=name_scope)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from client.framework.op_builder import apply_op
-from client.ops import math_ops
+from client.ops import array_ops, math_ops
 from client.ops.variables import Variable
 from client.training.optimizer import Optimizer, as_tensor
 
@@ -51,12 +51,14 @@ class FtrlOptimizer(Optimizer):
 
     def _create_slots(self, var_list: list[Variable]) -> None:
         for v in var_list:
-            self._constant_slot(
+            # TF's _accum_initializer: ones(shape) * initial_accumulator_value.
+            self._initializer_slot(
                 v,
                 "accum",
                 self._accum_name or self._name,
-                self._initial_accumulator_value,
-                colocate=False,
+                lambda v=v: (
+                    array_ops.ones(v.shape.as_list(), v.dtype) * self._initial_accumulator_value
+                ),
             )
             self._zeros_slot(v, "linear", self._linear_name or self._name)
 

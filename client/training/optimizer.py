@@ -48,7 +48,14 @@ class Optimizer(abc.ABC):
         name: str | None = None,
         grad_loss: Any = None,
     ) -> Any:
-        grads_and_vars = self.compute_gradients(loss, var_list=var_list, grad_loss=grad_loss)
+        grads_and_vars = self.compute_gradients(
+            loss,
+            var_list=var_list,
+            gate_gradients=gate_gradients,
+            aggregation_method=aggregation_method,
+            colocate_gradients_with_ops=colocate_gradients_with_ops,
+            grad_loss=grad_loss,
+        )
         vars_with_grad = [v for g, v in grads_and_vars if g is not None]
         if not vars_with_grad:
             raise ValueError(
@@ -72,7 +79,15 @@ class Optimizer(abc.ABC):
         var_list = list(var_list)
         if not var_list:
             raise ValueError("No variables to optimize.")
-        grads = gradients(loss, var_list, grad_ys=None if grad_loss is None else [grad_loss])
+        grads = gradients(
+            loss,
+            var_list,
+            grad_ys=None if grad_loss is None else [grad_loss],
+            gate_gradients=gate_gradients == 1,  # GATE_OP
+            colocate_gradients_with_ops=colocate_gradients_with_ops,
+        )
+        if gate_gradients == 2:  # GATE_GRAPH
+            grads = control_flow_ops.tuple(grads)
         return list(zip(grads, var_list))
 
     def apply_gradients(
@@ -135,26 +150,28 @@ class Optimizer(abc.ABC):
         )
 
     # -- slots --------------------------------------------------------------------------------
-    def _zeros_slot(
-        self, var: Variable, slot_name: str, op_name: str, fill_value: float = 0.0
-    ) -> Variable:
+    def _zeros_slot(self, var: Variable, slot_name: str, op_name: str) -> Variable:
+        return self._initializer_slot(
+            var, slot_name, op_name, lambda: array_ops.zeros(var.shape.as_list(), var.dtype)
+        )
+
+    def _initializer_slot(self, var: Variable, slot_name: str, op_name: str, init: Any) -> Variable:
+        """TF's _get_or_make_slot_with_initializer: `init()` builds the initial value under
+        the slot's Initializer scope (`<var>/<op>/Initializer/...`), colocated with var."""
         slots = self._slots.setdefault(slot_name, {})
         if var not in slots:
             g = var.graph
             with g.name_scope(None), g.colocate_with(var.op):
-                # Built under the slot's Initializer scope (`<var>/<op>/Initializer/zeros`),
-                # the initial value a meta graph's VariableDef names, as TF's.
-                slots[var] = Variable(
-                    lambda: (
-                        array_ops.fill(
-                            var.shape.as_list(), convert_to_tensor(fill_value, dtype=var.dtype)
-                        )
-                        if fill_value
-                        else array_ops.zeros(var.shape.as_list(), var.dtype)
-                    ),
-                    name=f"{var.op.name}/{op_name}",
-                    trainable=False,
-                )
+                slots[var] = Variable(init, name=f"{var.op.name}/{op_name}", trainable=False)
+        return slots[var]
+
+    def _value_slot(self, var: Variable, slot_name: str, op_name: str, value: Any) -> Variable:
+        """TF's _get_or_make_slot: a slot initialized from a tensor made beforehand."""
+        slots = self._slots.setdefault(slot_name, {})
+        if var not in slots:
+            g = var.graph
+            with g.name_scope(None), g.colocate_with(var.op):
+                slots[var] = Variable(value, name=f"{var.op.name}/{op_name}", trainable=False)
         return slots[var]
 
     def _constant_slot(

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from client.framework.op_builder import apply_op
-from client.ops import math_ops
+from client.ops import array_ops, math_ops
 from client.ops.variables import Variable
 from client.training.optimizer import Optimizer, as_tensor
 
@@ -29,7 +29,9 @@ class RMSPropOptimizer(Optimizer):
     def _create_slots(self, var_list: list[Variable]) -> None:
         # TF's order, which numbers the slot variables: rms, (mg), momentum.
         for v in var_list:
-            self._zeros_slot(v, "rms", self._name, fill_value=1.0)
+            self._initializer_slot(
+                v, "rms", self._name, lambda v=v: array_ops.ones(v.shape.as_list(), v.dtype)
+            )
             if self._centered:
                 self._zeros_slot(v, "mg", self._name + "_1")
             self._zeros_slot(v, "momentum", self._name + ("_2" if self._centered else "_1"))

@@ -126,11 +126,6 @@ def build_both(build):
 
 # Case name -> why the client's graph differs from TensorFlow's on purpose.
 # Entries marked "not yet" are work left, not choices.
-_OPTIMIZER = (
-    "not yet: minimize() does not gate gradients (TF's GATE_OP adds tuple/group_deps and "
-    "control_dependency Identities per op gradient) and optimizer slot/update subgraphs are "
-    "not compared node for node yet"
-)
 _LOSS = (
     "not yet: losses_impl's assert_broadcastable weights/values Shape+Rank Consts, "
     "the Cast/x weights Const and _safe_mean's second reduce_sum are not mirrored"
@@ -175,7 +170,6 @@ KNOWN_DIFFERENCES: dict[str, str] = {
         "not yet: tf_keras' fused training batch norm feeds the moving statistics and "
         "updates them with momentum as (1 - momentum) Sub + AssignSub + read"
     ),
-    **{f"optimizer_{k}": _OPTIMIZER for k in cases.OPTIMIZER_CASES},
     **{f"loss_{k}": _LOSS for k in cases.LOSS_CASES},
     **{f"metric_{k}": _METRIC for k in cases.METRIC_CASES},
 }
