@@ -4,10 +4,11 @@ encode_jpeg_op.cc).
 
 Decoding uses Pillow: a well-kept binding of libjpeg-turbo (TensorFlow's own JPEG codec),
 libpng-compatible zlib inflate and giflib-equivalent GIF decoding, already on most Python
-machines. JPEG values are exact where Pillow's decoder runs as TensorFlow's: with
-dct_method "INTEGER_ACCURATE" (libjpeg's JDCT_ISLOW). TensorFlow's default ("" and
-"INTEGER_FAST") is libjpeg's JDCT_IFAST, which Pillow does not expose: those decodes
-differ from TensorFlow's by a few levels (at most 8 on noisy images, see the tests).
+machines. JPEGs decode through common.ops.libjpeg first: the system's libjpeg-turbo with
+TensorFlow's settings (JDCT_IFAST by default, which Pillow does not expose; fancy
+upsampling as asked), TensorFlow's bytes. Without it (no C compiler or libjpeg headers)
+or for CMYK, Pillow decodes with JDCT_ISLOW: exact for dct_method "INTEGER_ACCURATE",
+else a few levels off (at most 8 on noisy images, see the tests).
 EncodeJpeg is byte-equal (the same libjpeg-turbo settings); EncodePng is written by
 common.png, byte-equal to TensorFlow's libpng output. Kernels keep no state; safe from any
 thread.
@@ -23,6 +24,7 @@ import numpy as np
 
 from common import dtypes, png
 from common.errors import InvalidArgumentError, UnimplementedError
+from common.ops import libjpeg
 from common.ops.registry import KernelConstruction, register_kernel, register_op
 
 register_op("DecodePng", inputs=["contents: string"], outputs=["image: dtype"],
@@ -172,7 +174,18 @@ def _encode_png(k: KernelConstruction) -> Compute:
 
 
 # -- JPEG ----------------------------------------------------------------------------------
-def decode_jpeg(data: bytes, channels: int, ratio: int, node: str) -> np.ndarray:
+def decode_jpeg(
+    data: bytes, channels: int, ratio: int, node: str, fancy: bool = True, dct_method: str = ""
+) -> np.ndarray:
+    """As TensorFlow decodes it (libjpeg-turbo through common.ops.libjpeg), else Pillow's
+    JDCT_ISLOW decode (then the default dct_method differs by a few levels)."""
+    exact = libjpeg.decode_window(
+        data, None, channels, ratio, fancy, dct_method != "INTEGER_ACCURATE", node
+    )
+    if exact is not None:
+        return exact
+    if not fancy:
+        raise UnimplementedError("DecodeJpeg with fancy_upscaling=false", node)
     from PIL import Image, UnidentifiedImageError
 
     try:
@@ -201,11 +214,11 @@ def _decode_jpeg(k: KernelConstruction) -> Compute:
     _check_channels(channels, (0, 1, 3), k.node_name)
     if ratio not in (1, 2, 4, 8):
         raise InvalidArgumentError(f"ratio must be 1, 2, 4, or 8, got {ratio}", k.node_name)
-    if not k.attrs["fancy_upscaling"]:
-        raise UnimplementedError("DecodeJpeg with fancy_upscaling=false", k.node_name)
+    fancy, dct = bool(k.attrs["fancy_upscaling"]), str(k.attrs["dct_method"])
 
     def compute(ctx, inputs: list) -> list:
-        return [decode_jpeg(_contents(inputs[0], k.node_name), channels, ratio, k.node_name)]
+        data = _contents(inputs[0], k.node_name)
+        return [decode_jpeg(data, channels, ratio, k.node_name, fancy, dct)]
 
     return compute
 

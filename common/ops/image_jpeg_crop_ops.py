@@ -17,16 +17,13 @@ safe from any thread.
 
 from __future__ import annotations
 
-import ctypes
 import io
-import threading
 from collections.abc import Callable
-from pathlib import Path
 
 import numpy as np
 
 from common.errors import InvalidArgumentError, UnimplementedError
-from common.ops import c_shim
+from common.ops import libjpeg
 from common.ops import math_util as mu
 from common.ops.image_codec_ops import decode_jpeg
 from common.ops.registry import KernelConstruction, register_kernel, register_op
@@ -42,59 +39,6 @@ def _contents(x, node: str) -> bytes:
     return value if isinstance(value, bytes) else str(value).encode()
 
 
-_SHIM_SOURCE = Path(__file__).with_name("jpeg_shim.c")
-_shim_lock = threading.Lock()
-_shim: list[ctypes.CDLL | None] = []  # [library or None] once tried
-_BAD_WINDOW = "jpeg::Uncompress failed. Invalid JPEG data or crop window."
-
-
-def _library() -> ctypes.CDLL | None:
-    with _shim_lock:
-        if not _shim:
-            lib = c_shim.build(_SHIM_SOURCE, ["-Wall"], ["-ljpeg"])
-            if lib is not None:
-                lib.flowrt_jpeg_decode_crop.restype = ctypes.c_int
-            _shim.append(lib)
-        return _shim[0]
-
-
-def libjpeg_crop(
-    data: bytes, window: tuple[int, int, int, int], channels: int, ratio: int,
-    fancy: bool, fast_dct: bool, node: str,
-) -> np.ndarray | None:  # fmt: skip
-    """The window (y, x, h, w) decoded as TensorFlow's jpeg::Uncompress decodes it, or
-    None where jpeg_shim.c cannot (no library; CMYK or not a JPEG: Pillow's path)."""
-    lib = _library()
-    if lib is None:
-        return None
-    from PIL import Image
-
-    try:
-        with Image.open(io.BytesIO(data)) as probe:  # the header only
-            if probe.format != "JPEG" or probe.mode not in ("L", "RGB"):
-                return None
-            have = 1 if probe.mode == "L" else 3
-    except Exception:
-        return None
-    components = channels or have
-    y, x, h, w = window
-    if h <= 0 or w <= 0:
-        raise InvalidArgumentError(_BAD_WINDOW, node)
-    out = np.empty((h, w, components), np.uint8)
-    message = ctypes.create_string_buffer(256)
-    dims = (ctypes.c_int * 2)()
-    rc = lib.flowrt_jpeg_decode_crop(
-        data, ctypes.c_ulong(len(data)), components, ratio, int(fancy), int(fast_dct),
-        x, y, w, h, out.ctypes.data_as(ctypes.c_void_p), message, dims,
-    )  # fmt: skip
-    if rc == -2:
-        raise InvalidArgumentError(_BAD_WINDOW, node)
-    if rc != 0:
-        detail = message.value.decode(errors="replace")
-        raise InvalidArgumentError(f"Invalid JPEG data or crop window: {detail}", node)
-    return out
-
-
 def decode_and_crop_jpeg(
     data: bytes, window, channels: int, ratio: int, node: str,
     fancy: bool = True, dct_method: str = "",
@@ -105,7 +49,7 @@ def decode_and_crop_jpeg(
             f"crop_window must be 1-D with 4 elements, got shape {mu.shape_str(w.shape)}", node
         )
     y, x, h, wd = (int(v) for v in w)
-    exact = libjpeg_crop(data, (y, x, h, wd), channels, ratio, fancy,
+    exact = libjpeg.decode_window(data, (y, x, h, wd), channels, ratio, fancy,
                          dct_method != "INTEGER_ACCURATE", node)  # fmt: skip
     if exact is not None:
         return exact
@@ -114,9 +58,7 @@ def decode_and_crop_jpeg(
     pixels = decode_jpeg(data, channels, ratio, node)
     height, width = pixels.shape[:2]
     if h <= 0 or wd <= 0 or y < 0 or x < 0 or y + h > height or x + wd > width:
-        raise InvalidArgumentError(
-            "jpeg::Uncompress failed. Invalid JPEG data or crop window.", node
-        )
+        raise InvalidArgumentError(libjpeg.BAD_WINDOW, node)
     return np.ascontiguousarray(pixels[y : y + h, x : x + wd])
 
 

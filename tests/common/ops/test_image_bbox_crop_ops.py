@@ -186,9 +186,9 @@ WINDOWS = [[0, 0, -1, -1], [3, 5, 10, 20], [-7, -9, 7, 9], [1, 17, 20, 3], [8, 8
 def test_decode_and_crop_jpeg(shape, subsampling, window, channels, dct):
     """Equal bytes, chroma-subsampled windows' edge columns and TF's default JDCT_IFAST
     included (libjpeg-turbo's cropped decode through jpeg_shim.c)."""
-    from common.ops import image_jpeg_crop_ops
+    from common.ops import libjpeg
 
-    if image_jpeg_crop_ops._library() is None:
+    if libjpeg.library() is None:
         pytest.skip("no C compiler or libjpeg headers: jpeg_shim.c not built")
     data = _jpeg(shape, subsampling)
     y, x, h, w = WINDOWS[window]
@@ -210,9 +210,9 @@ def test_decode_and_crop_jpeg(shape, subsampling, window, channels, dct):
 @pytest.mark.parametrize("ratio", [2, 4])
 @pytest.mark.parametrize("fancy", [True, False])
 def test_decode_and_crop_jpeg_scaled_and_plain_upsampling(ratio, fancy):
-    from common.ops import image_jpeg_crop_ops
+    from common.ops import libjpeg
 
-    if image_jpeg_crop_ops._library() is None:
+    if libjpeg.library() is None:
         pytest.skip("no C compiler or libjpeg headers: jpeg_shim.c not built")
     data = _jpeg((97, 131, 3), 2)
     win = [3, 5, 15, 20]
