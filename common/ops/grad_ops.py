@@ -260,10 +260,12 @@ def col2im_taps(
     in_nhwc: tuple[int, int, int, int],
     geo: _Geometry,
     k_hw: tuple[int, int],
+    window_order: bool = False,
 ) -> np.ndarray:
     """`col2im` with the columns of kernel tap (i, j), [N, OH, OW, C], made on demand by
     `tap(i, j)` (a contiguous GEMM result per tap adds faster than strided slices of one
-    [N, OH, OW, KH, KW, C] array)."""
+    [N, OH, OW, KH, KW, C] array). With `window_order`, the taps go last to first, so
+    each input element adds its windows' terms in the windows' row-major order."""
     n, h, w, c = in_nhwc
     (oh, pt, pb), (ow, pl, pr) = geo.dims((h, w), k_hw)
     sh, sw = geo.strides
@@ -273,8 +275,12 @@ def col2im_taps(
     pw = max(w + pl + pr, (ow - 1) * sw + eff_w)
     out = np.zeros((n, ph, pw, c), dtype)
     if oh > 0 and ow > 0:
-        for i in range(k_hw[0]):
-            for j in range(k_hw[1]):
+        order_h, order_w = list(range(k_hw[0])), list(range(k_hw[1]))
+        if window_order:
+            order_h.reverse()
+            order_w.reverse()
+        for i in order_h:
+            for j in order_w:
                 r0, c0 = i * dh, j * dw
                 out[:, r0 : r0 + (oh - 1) * sh + 1 : sh, c0 : c0 + (ow - 1) * sw + 1 : sw] += tap(
                     i, j
@@ -537,17 +543,17 @@ def _avg_pool_grad(kc: KernelConstruction) -> Callable:
         sizes = _nhwc_sizes(inputs[0], geo.nchw, "orig_input_shape")
         raw = np.asarray(inputs[1])
         g = mu.upcast(_to_nhwc(raw, geo.nchw, "grad"))
-        ones = np.ones((1,) + sizes[1:3] + (1,), g.dtype)
+        ones = np.ones((1,) + sizes[1:3] + (1,), np.float64)
         count = windows(ones, geo.ksize, geo.strides, (1, 1), geo.padding, geo.explicit)
         count = count.sum(axis=(-2, -1))
         (oh, _, _), (ow, _, _) = geo.dims(sizes[1:3], geo.ksize)
         _check_backprop(g, (sizes[0], oh, ow, sizes[3]), "AvgPoolGrad")
+        # TF's Eigen CPU kernel: each window adds grad * T(1.0 / count) to its elements,
+        # windows in row-major order, in T. (TF's oneDNN kernel, on by default on x86,
+        # sums in another order: a few ulps apart.)
         with np.errstate(all="ignore"):
-            share = g / count
-        cols = np.broadcast_to(
-            share[:, :, :, None, None, :], share.shape[:3] + geo.ksize + share.shape[3:]
-        )
-        dx = col2im(cols, sizes, geo, geo.ksize)
+            share = g * (1.0 / count).astype(g.dtype)
+        dx = col2im_taps(lambda i, j: share, g.dtype, sizes, geo, geo.ksize, window_order=True)
         return [mu.as_type(_from_nhwc(dx, geo.nchw), raw.dtype)]
 
     return compute

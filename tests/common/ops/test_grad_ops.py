@@ -516,3 +516,45 @@ def test_oracle_max_pool_grad_non_finite_gradients(strides):
     g[0, 0, 0, 0], g[1, 1, 1, 1], g[0, 2, 1, 2] = np.inf, np.nan, -np.inf
     compare_with_tf("MaxPoolGrad", [x, y, g], **attrs)
     compare_with_tf("MaxPoolGrad", [x, y, _r(*y.shape)], **attrs)
+
+
+_EIGEN_AVG_POOL_GRAD = r"""
+import sys
+import numpy as np
+import tensorflow as tf
+
+rng = np.random.default_rng(5)
+out = {}
+for dtype in (np.float32, np.float64):
+    for k, s, p in (((3, 3), (1, 1), "SAME"), ((3, 2), (2, 1), "VALID"), ((4, 4), (2, 3), "SAME")):
+        x = rng.standard_normal((2, 7, 8, 3)).astype(dtype)
+        attrs = {"ksize": [1, *k, 1], "strides": [1, *s, 1], "padding": p}
+        g = rng.standard_normal(tuple(tf.raw_ops.AvgPool(value=x, **attrs).shape)).astype(dtype)
+        dx = tf.raw_ops.AvgPoolGrad(orig_input_shape=np.array(x.shape, np.int32), grad=g, **attrs)
+        key = f"{np.dtype(dtype).name}-{k[0]}x{k[1]}-{s[0]}x{s[1]}-{p}"
+        out[key + "/g"], out[key + "/dx"] = g, dx.numpy()
+np.savez(sys.argv[1], **out)
+"""
+
+
+def test_oracle_avg_pool_grad_equals_tensorflows_eigen_kernel_bit_for_bit(tmp_path):
+    """TF's own (Eigen) AvgPoolGrad, oneDNN off: grad * T(1 / count) per window, windows
+    in row-major order, in T; up to nine overlapping windows per element."""
+    import os
+    import subprocess
+    import sys
+
+    pytest.importorskip("tensorflow")
+    env = {**os.environ, "TF_ENABLE_ONEDNN_OPTS": "0", "TF_CPP_MIN_LOG_LEVEL": "3"}
+    out = tmp_path / "avg.npz"
+    subprocess.run([sys.executable, "-c", _EIGEN_AVG_POOL_GRAD, str(out)], check=True,
+                   env=env, capture_output=True, timeout=300)  # fmt: skip
+    saved = np.load(out)
+    for key in sorted({k.split("/")[0] for k in saved.files}):
+        dtype, k, s, p = key.split("-")
+        g, want = saved[key + "/g"], saved[key + "/dx"]
+        shape = np.array([2, 7, 8, 3], np.int32)
+        ksize, strides = ([1, *map(int, v.split("x")), 1] for v in (k, s))
+        attrs = {"ksize": ksize, "strides": strides, "padding": p}
+        (ours,) = run_kernel("AvgPoolGrad", [shape, g], **attrs)
+        np.testing.assert_array_equal(ours, want, err_msg=key)
