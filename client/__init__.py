@@ -329,6 +329,7 @@ from client.ops.math_ops import (  # noqa: E402, F401
     linspace,
     log_sigmoid,
     rint,
+    saturate_cast,
     scalar_mul,
     segment_max,
     segment_mean,
@@ -418,3 +419,10 @@ from client.ops.reader_ops import (  # noqa: E402, F401
 )
 
 gfile = _gfile.v1
+
+# Routing of partitioned embedding lookups (TF's data_flow_ops).
+from client.ops.data_flow_ops import (  # noqa: E402, F401
+    dynamic_partition,
+    dynamic_stitch,
+    parallel_dynamic_stitch,
+)

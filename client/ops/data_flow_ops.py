@@ -1,12 +1,16 @@
 """Client, graph building: stack ops (StackV2/StackPushV2/StackPopV2/StackCloseV2), the
 storage a TF1 while loop's gradient uses to hand forward values to the gradient loop; and
-tf.ConditionalAccumulator / SparseConditionalAccumulator (SyncReplicasOptimizer's)."""
+tf.ConditionalAccumulator / SparseConditionalAccumulator (SyncReplicasOptimizer's); and
+tf.dynamic_partition / dynamic_stitch, which route a partitioned embedding_lookup."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from client.framework import dtypes as _dtypes
+from client.framework import shape_fns
 from client.framework.indexed_slices import IndexedSlices
 from client.framework.op_builder import apply_op, convert_to_tensor
 from client.framework.tensor_shape import TensorShape
@@ -132,3 +136,55 @@ class SparseConditionalAccumulator(ConditionalAccumulatorBase):
     def take_indexed_slices_grad(self, num_required: Any, name: str | None = None) -> Any:
         indices, values, shape = self.take_grad(num_required, name)
         return IndexedSlices(values, indices, shape)
+
+
+# -- DynamicPartition / DynamicStitch (a partitioned embedding_lookup's routing) ------------
+def dynamic_partition(
+    data: Any, partitions: Any, num_partitions: int, name: str | None = None
+) -> list[Any]:
+    """tf.dynamic_partition: the rows of `data` split into `num_partitions` lists by
+    `partitions` (int32, data's leading dimensions)."""
+    attrs = {"num_partitions": num_partitions}
+    return list(apply_op("DynamicPartition", [data, partitions], attrs, name).outputs)
+
+
+def dynamic_stitch(indices: Any, data: Any, name: str | None = None) -> Any:
+    """tf.dynamic_stitch: merged[indices[m][i]] = data[m][i] (later lists win)."""
+    return apply_op("DynamicStitch", [list(indices), list(data)], {}, name).outputs[0]
+
+
+def parallel_dynamic_stitch(indices: Any, data: Any, name: str | None = None) -> Any:
+    """tf.compat.v1.parallel_dynamic_stitch (which duplicate wins is unspecified)."""
+    return apply_op("ParallelDynamicStitch", [list(indices), list(data)], {}, name).outputs[0]
+
+
+def _partitioned(op: Any) -> list[Any]:
+    data, parts = op.inputs[0].shape, op.inputs[1].shape
+    n = int(op.get_attr("num_partitions"))
+    if data.ndims is None or parts.ndims is None:
+        return [TensorShape(None)] * n
+    return [TensorShape([None, *data.as_list()[parts.ndims :]])] * n
+
+
+def _stitched(op: Any) -> list[Any]:
+    """TensorFlow's DynamicStitch shape function: rows = max index + 1 when every index
+    list is a constant, else unknown; the rest from data[0] past indices[0]'s rank."""
+    n = len(op.inputs) // 2
+    indices, data = op.inputs[:n], op.inputs[n:]
+    if indices[0].shape.ndims is None or data[0].shape.ndims is None:
+        return [TensorShape(None)]
+    rows: int | None = -1
+    for idx in indices:
+        value = shape_fns.constant_value(idx)
+        if value is None:
+            rows = None
+            break
+        if np.size(value):
+            rows = max(rows, int(np.max(value)))  # type: ignore[type-var]
+    tail = data[0].shape.as_list()[indices[0].shape.ndims :]
+    return [TensorShape([None if rows is None else rows + 1, *tail])]
+
+
+shape_fns.SHAPE_FNS["DynamicPartition"] = _partitioned
+shape_fns.SHAPE_FNS["DynamicStitch"] = _stitched
+shape_fns.SHAPE_FNS["ParallelDynamicStitch"] = _stitched

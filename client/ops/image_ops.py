@@ -175,28 +175,37 @@ def crop_and_resize(image: Any, boxes: Any, box_ind: Any = None, crop_size: Any 
 def convert_image_dtype(image: Any, dtype: Any, saturate: bool = False,
                         name: str | None = None) -> _ops.Tensor:  # fmt: skip
     """tf.image.convert_image_dtype: integers scale to [0, 1] floats and back (x max+0.5,
-    truncated), floats cast; the nodes under "convert_image" as TensorFlow names them."""
+    truncated), floats cast, integers to integers by an integer factor (floordiv down,
+    multiply up); `saturate` clamps before a cast that could overflow (saturate_cast).
+    The nodes under "convert_image" as TensorFlow names them."""
     from client.ops import math_ops
 
     image = convert_to_tensor(image, name="image")
     dtype = _dtypes.as_dtype(dtype)
+    if not dtype.is_floating and not dtype.is_integer:
+        raise AttributeError("dtype must be either floating point or integer")
     source = image.dtype.base_dtype
+    if not source.is_floating and not source.is_integer:
+        raise AttributeError("image dtype must be either floating point or integer")
     if source == dtype:
         return apply_op("Identity", [image], {}, name).outputs[0]
+    to = math_ops.saturate_cast if saturate else math_ops.cast
     with _ops.name_scope(name, "convert_image") as scope:
         if source.is_integer and dtype.is_integer:
-            raise NotImplementedError("convert_image_dtype between integer types")
+            scale_in, scale_out = int(source.max), int(dtype.max)
+            if scale_in > scale_out:
+                # Scale first: in.max lands in [out.max, out.max + 1), then cast.
+                scaled = math_ops.floordiv(image, (scale_in + 1) // (scale_out + 1))
+                return to(scaled, dtype, name=scope)
+            return math_ops.multiply(to(image, dtype), (scale_out + 1) // (scale_in + 1),
+                                     name=scope)  # fmt: skip
         if source.is_floating and dtype.is_floating:
             return math_ops.cast(image, dtype, name=scope)
         if source.is_integer:
             cast = math_ops.cast(image, dtype)
             return math_ops.multiply(cast, 1.0 / source.max, name=scope)
         scaled = math_ops.multiply(image, dtype.max + 0.5)
-        if saturate:
-            low = convert_to_tensor(float(dtype.min), dtype=source)
-            high = convert_to_tensor(float(dtype.max), dtype=source)
-            scaled = apply_op("ClipByValue", [scaled, low, high], {}, "clamp").outputs[0]
-        return math_ops.cast(scaled, dtype, name=scope)
+        return to(scaled, dtype, name=scope)
 
 
 # -- color adjustments -------------------------------------------------------------------

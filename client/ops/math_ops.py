@@ -43,7 +43,16 @@ def add(x: Any, y: Any, name: str | None = None) -> Any:
 subtract = _binary("Sub")
 multiply = _binary("Mul")
 realdiv = _binary("RealDiv")
-floordiv = _binary("FloorDiv")
+floor_div = _binary("FloorDiv")
+
+
+def floordiv(x: Any, y: Any, name: str | None = None) -> Any:
+    """tf.math.floordiv: FloorDiv under the name "floordiv" (tf.math.floor_div is the raw
+    op, named "FloorDiv")."""
+    with _ops.name_scope(name, "floordiv", [x, y]) as scope:
+        return floor_div(x, y, name=scope)
+
+
 floormod = mod = _binary("FloorMod")
 truncatediv = _binary("TruncateDiv")
 maximum = _binary("Maximum")
@@ -107,7 +116,6 @@ rint = _unary("Rint")
 truncatemod = _binary("TruncateMod")
 xlogy = _binary("Xlogy")
 xdivy = _binary("Xdivy")
-floor_div = floordiv
 
 
 def abs(x: Any, name: str | None = None) -> Any:
@@ -484,3 +492,40 @@ def unique(x: Any, out_idx: Any = dtypes.int32, name: str | None = None) -> Any:
 
 def invert_permutation(x: Any, name: str | None = None) -> Any:
     return _out(apply_op("InvertPermutation", [x], {}, name))
+
+
+def saturate_cast(value: Any, dtype: Any, name: str | None = None) -> Any:
+    """tf.saturate_cast: `value` clamped (ClipByValue "clamp") to what `dtype` holds, then
+    cast. The limits are those of TensorFlow 2.21 (forward-compatible since 2024-11):
+    both types' bounds, nudged toward zero where the input type rounds them outward."""
+    with _ops.name_scope(name, "saturate_cast", [value]) as scope:
+        value = convert_to_tensor(value, name="value")
+        dtype = dtypes.as_dtype(dtype).base_dtype
+        in_dtype = value.dtype.base_dtype
+        if in_dtype.is_complex or dtype.is_complex:
+            raise TypeError(
+                f"saturate_cast from {in_dtype.name} to {dtype.name}: complex types are not "
+                "supported by this client (TensorFlow clamps real and imaginary parts)"
+            )
+        np_in = in_dtype.as_numpy_dtype
+        try:
+            promoted = np.promote_types(np_in, dtype.as_numpy_dtype)
+        except TypeError:
+            promoted = np.dtype(float)
+        low = np_in(np.maximum(in_dtype.min, dtype.min))
+        if np.array([low, dtype.min], dtype=promoted)[0] < np.array(dtype.min, dtype=promoted):
+            low = np.nextafter(low, np_in(0), dtype=np_in)
+        high = np_in(np.minimum(float(in_dtype.max), float(dtype.max)))
+        if np.array([high, dtype.max], dtype=promoted)[0] > np.array(dtype.max, dtype=promoted):
+            high = np.nextafter(high, np_in(0), dtype=np_in)
+        clamped = apply_op(
+            "ClipByValue",
+            [
+                value,
+                convert_to_tensor(low, dtype=in_dtype),
+                convert_to_tensor(high, dtype=in_dtype),
+            ],
+            {},
+            "clamp",
+        ).outputs[0]
+        return cast(clamped, dtype, name=scope)

