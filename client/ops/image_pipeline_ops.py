@@ -3,8 +3,10 @@ and cropping (random_flip_*, adjust/random_brightness, random_contrast/hue/satur
 adjust_gamma, rgb_to_grayscale, grayscale_to_rgb, central_crop, crop/pad_to_bounding_box,
 resize_image_with_crop_or_pad, random_crop, sample_distorted_bounding_box,
 draw_bounding_boxes, decode_and_crop_jpeg, extract_jpeg_shape), as
-tensorflow.compat.v1's image_ops_impl.py builds them: the same ops and node names for
-images of static shape. A rank-3 random flip goes through this client's cond (Switch and
+tensorflow.compat.v1's image_ops_impl.py builds them: the same ops and node names. Crops
+and pads also take images whose shape is known only at run time (TF's shape-computing
+graph and its Asserts, client.ops.check_ops); rgb_to_grayscale still needs a static
+shape. A rank-3 random flip goes through this client's cond (Switch and
 Merge where TensorFlow 2.x emits StatelessIf): the same values, other node names.
 Graph building; not thread-safe.
 """
@@ -15,8 +17,9 @@ from typing import Any
 
 from client.framework import dtypes as _dtypes
 from client.framework import ops as _ops
+from client.framework import shape_fns
 from client.framework.op_builder import apply_op, convert_to_tensor
-from client.ops import array_ops, math_ops
+from client.ops import array_ops, check_ops, math_ops
 from client.ops.control_flow_ops import with_dependencies
 from client.ops.image_ops import (
     adjust_contrast,
@@ -178,120 +181,231 @@ def grayscale_to_rgb(images: Any, name: str | None = None) -> _ops.Tensor:
 
 
 # -- crops and pads -------------------------------------------------------------------------
-def central_crop(image: Any, central_fraction: float) -> _ops.Tensor:
-    with _ops.name_scope(None, "central_crop", [image]):
-        image = convert_to_tensor(image, name="image")
-        if isinstance(central_fraction, _ops.Tensor):
-            raise NotImplementedError("central_crop with a tensor central_fraction")
-        if central_fraction <= 0.0 or central_fraction > 1.0:
-            raise ValueError("central_fraction must be within (0, 1]")
-        if central_fraction == 1.0:
-            return image
-        with_dependencies([], image)  # TF builds (and drops) the rank check
-        dims = _static_dims(image, "central_crop")
-        rank = len(dims)
-        if rank not in (3, 4):
-            raise ValueError(
-                f"`image` should either be a Tensor with rank = 3 or rank = 4. Had rank = {rank}."
-            )
-        h, w = dims[-3], dims[-2]
-        h_start = int((float(h) - float(h) * central_fraction) / 2)
-        w_start = int((float(w) - float(w) * central_fraction) / 2)
-        h_size, w_size = h - h_start * 2, w - w_start * 2
-        if rank == 3:
-            begin, size = [h_start, w_start, 0], [h_size, w_size, -1]
-        else:
-            begin, size = [0, h_start, w_start, 0], [-1, h_size, w_size, -1]
-        cropped = array_ops.slice(image, array_ops.stack(begin), array_ops.stack(size))
-        cropped.set_shape([*dims[:-3], h_size, w_size, dims[-1]])
-        return cropped
+def _is_tensor(x: Any) -> bool:
+    return isinstance(x, _ops.Tensor) or hasattr(x, "_as_graph_element")
+
+
+def _assert(cond: Any, message: str) -> list[Any]:
+    """image_ops_impl's _assert: a tensor condition becomes an Assert op, a Python one is
+    checked now (ValueError) and builds nothing."""
+    if _is_tensor(cond):
+        return [check_ops.assert_op(cond, [message])]
+    _check(cond, message)
+    return []
+
+
+def _check_at_least_3d(image: Any) -> list[Any]:
+    """_CheckAtLeast3DImage(require_static=False): Asserts that the inner three dims are
+    positive and the rank at least 3, built only when those dims are not all static."""
+    shape = image.shape
+    try:
+        shape = shape.with_rank(3) if shape.ndims is None else shape.with_rank_at_least(3)
+    except ValueError:
+        raise ValueError(
+            f"'image' (shape {image.shape}) must be at least three-dimensional."
+        ) from None
+    if any(d == 0 for d in shape[-3:].as_list()):
+        raise ValueError(f"inner 3 dims of 'image.shape' must be > 0: {shape}")
+    if shape[-3:].is_fully_defined():
+        return []
+    return [
+        check_ops.assert_positive(
+            array_ops.shape(image)[-3:], ["inner 3 dims of 'image.shape' must be > 0."]
+        ),
+        check_ops.assert_greater_equal(
+            array_ops.rank(image), 3, message="'image' must be at least three-dimensional."
+        ),
+    ]
+
+
+def _image_dims(image: Any, rank: int) -> list[Any]:
+    """_ImageDimensions: static dims as ints, the others as scalars of one unstacked
+    Shape."""
+    if image.shape.is_fully_defined():
+        return image.shape.as_list()
+    static = image.shape.with_rank(rank).as_list()
+    dynamic = array_ops.unstack(array_ops.shape(image), rank)
+    return [s if s is not None else d for s, d in zip(static, dynamic)]
 
 
 def _batched(image: Any) -> tuple[Any, bool]:
     rank = image.shape.ndims
     if rank == 3:
         return array_ops.expand_dims(image, 0), False
+    if rank is None:
+        image = array_ops.expand_dims(image, 0)
+        image.set_shape([None] * 4)
+        return image, False
     if rank != 4:
         raise ValueError(f"'image' (shape {image.shape}) must have either 3 or 4 dimensions.")
     return image, True
 
 
+def central_crop(image: Any, central_fraction: Any) -> _ops.Tensor:
+    """tf.image.central_crop; a tensor `central_fraction` gets TF's (vacuous) range Assert
+    and the crop box computed in float64 in the graph."""
+    with _ops.name_scope(None, "central_crop", [image]):
+        image = convert_to_tensor(image, name="image")
+        static: Any = (
+            shape_fns.constant_value(central_fraction)
+            if _is_tensor(central_fraction)
+            else central_fraction
+        )
+        if static is not None:
+            if static <= 0.0 or static > 1.0:
+                raise ValueError("central_fraction must be within (0, 1]")
+            if static == 1.0:
+                return image
+        else:
+            checks = _assert(
+                math_ops.logical_or(central_fraction > 0.0, central_fraction <= 1.0),
+                "central_fraction must be within (0, 1]",
+            )
+            image = with_dependencies(checks, image)
+        with_dependencies(_check_at_least_3d(image), image)  # TF builds (and drops) it
+        rank = image.shape.ndims
+        if rank not in (3, 4):
+            raise ValueError(
+                f"`image` should either be a Tensor with rank = 3 or rank = 4. Had rank = {rank}."
+            )
+        first = rank - 3
+        dims = image.shape.as_list()
+
+        def dim(i: int) -> tuple[Any, bool]:
+            if dims[i] is not None:
+                return dims[i], False
+            return array_ops.shape(image)[i], True
+
+        def start(size: Any, dynamic: bool) -> Any:
+            if dynamic:
+                sized = math_ops.cast(size, _dtypes.float64)
+                fraction = math_ops.cast(central_fraction, _dtypes.float64)
+                return math_ops.cast((sized - sized * fraction) / 2, _dtypes.int32)
+            return int((float(size) - float(size) * static) / 2)
+
+        h, dynamic_h = dim(first)
+        w, dynamic_w = dim(first + 1)
+        dynamic_h = dynamic_h or static is None
+        dynamic_w = dynamic_w or static is None
+        h_start, w_start = start(h, dynamic_h), start(w, dynamic_w)
+        h_size, w_size = h - h_start * 2, w - w_start * 2
+        if rank == 3:
+            begin, size = [h_start, w_start, 0], [h_size, w_size, -1]
+        else:
+            begin, size = [0, h_start, w_start, 0], [-1, h_size, w_size, -1]
+        cropped = array_ops.slice(image, array_ops.stack(begin), array_ops.stack(size))
+        cropped.set_shape(
+            [
+                *dims[:first],
+                None if dynamic_h else h_size,
+                None if dynamic_w else w_size,
+                dims[-1],
+            ]
+        )
+        return cropped
+
+
 def crop_to_bounding_box(
-    image: Any, offset_height: int, offset_width: int, target_height: int, target_width: int
+    image: Any, offset_height: Any, offset_width: Any, target_height: Any, target_width: Any
 ) -> _ops.Tensor:
     with _ops.name_scope(None, "crop_to_bounding_box", [image]):
         image = convert_to_tensor(image, name="image")
         image, is_batch = _batched(image)
-        _, height, width, _ = _static_dims(image, "crop_to_bounding_box")
-        _check(offset_width >= 0, "offset_width must be >= 0.")
-        _check(offset_height >= 0, "offset_height must be >= 0.")
-        _check(target_width > 0, "target_width must be > 0.")
-        _check(target_height > 0, "target_height must be > 0.")
-        _check(width >= target_width + offset_width, "width must be >= target + offset.")
-        _check(height >= target_height + offset_height, "height must be >= target + offset.")
-        image = with_dependencies([], image)
+        checks = _check_at_least_3d(image)
+        batch, height, width, depth = _image_dims(image, 4)
+        checks += _assert(offset_width >= 0, "offset_width must be >= 0.")
+        checks += _assert(offset_height >= 0, "offset_height must be >= 0.")
+        checks += _assert(target_width > 0, "target_width must be > 0.")
+        checks += _assert(target_height > 0, "target_height must be > 0.")
+        checks += _assert(
+            width >= (target_width + offset_width), "width must be >= target + offset."
+        )
+        checks += _assert(
+            height >= (target_height + offset_height), "height must be >= target + offset."
+        )
+        image = with_dependencies(checks, image)
         begin = array_ops.stack([0, offset_height, offset_width, 0])
         size = array_ops.stack(
-            [
-                array_ops.shape(image)[0],
-                target_height,
-                target_width,
-                array_ops.shape(image)[3],
-            ]
+            [array_ops.shape(image)[0], target_height, target_width, array_ops.shape(image)[3]]
         )
         cropped = array_ops.slice(image, begin, size)
-        cropped.set_shape([image.shape[0], target_height, target_width, image.shape[3]])
+        dims = [batch, target_height, target_width, depth]
+        cropped.set_shape([None if _is_tensor(d) else d for d in dims])
         return cropped if is_batch else array_ops.squeeze(cropped, axis=[0])
 
 
 def pad_to_bounding_box(
-    image: Any, offset_height: int, offset_width: int, target_height: int, target_width: int
+    image: Any, offset_height: Any, offset_width: Any, target_height: Any, target_width: Any
 ) -> _ops.Tensor:
     with _ops.name_scope(None, "pad_to_bounding_box", [image]):
         image = convert_to_tensor(image, name="image")
         image, is_batch = _batched(image)
-        _, height, width, _ = _static_dims(image, "pad_to_bounding_box")
+        batch, height, width, depth = _image_dims(image, 4)
         after_width = target_width - offset_width - width
         after_height = target_height - offset_height - height
-        _check(offset_height >= 0, "offset_height must be >= 0")
-        _check(offset_width >= 0, "offset_width must be >= 0")
-        _check(after_width >= 0, "width must be <= target - offset")
-        _check(after_height >= 0, "height must be <= target - offset")
-        image = with_dependencies([], image)
+        checks = _check_at_least_3d(image)
+        checks += _assert(offset_height >= 0, "offset_height must be >= 0")
+        checks += _assert(offset_width >= 0, "offset_width must be >= 0")
+        checks += _assert(after_width >= 0, "width must be <= target - offset")
+        checks += _assert(after_height >= 0, "height must be <= target - offset")
+        image = with_dependencies(checks, image)
         paddings = array_ops.reshape(
             array_ops.stack([0, 0, offset_height, after_height, offset_width, after_width, 0, 0]),
             [4, 2],
         )
         padded = array_ops.pad(image, paddings)
-        padded.set_shape([image.shape[0], target_height, target_width, image.shape[3]])
+        dims = [batch, target_height, target_width, depth]
+        padded.set_shape([None if _is_tensor(d) else d for d in dims])
         return padded if is_batch else array_ops.squeeze(padded, axis=[0])
 
 
-def resize_image_with_crop_or_pad(image: Any, target_height: int, target_width: int) -> _ops.Tensor:
+def _max(x: Any, y: Any) -> Any:
+    return math_ops.maximum(x, y) if _is_tensor(x) or _is_tensor(y) else max(x, y)
+
+
+def _min(x: Any, y: Any) -> Any:
+    return math_ops.minimum(x, y) if _is_tensor(x) or _is_tensor(y) else min(x, y)
+
+
+def _equal(x: Any, y: Any) -> Any:
+    return math_ops.equal(x, y) if _is_tensor(x) or _is_tensor(y) else x == y
+
+
+def resize_image_with_crop_or_pad(image: Any, target_height: Any, target_width: Any) -> _ops.Tensor:
     with _ops.name_scope(None, "resize_image_with_crop_or_pad", [image]):
         image = convert_to_tensor(image, name="image")
         image, is_batch = _batched(image)
-        _static_dims(image, "resize_image_with_crop_or_pad")
-        _check(target_width > 0, "target_width must be > 0.")
-        _check(target_height > 0, "target_height must be > 0.")
-        image = with_dependencies([], image)
-        _, height, width, _ = image.shape.as_list()
-        width_diff, height_diff = target_width - width, target_height - height
+        checks = _check_at_least_3d(image)
+        checks += _assert(target_width > 0, "target_width must be > 0.")
+        checks += _assert(target_height > 0, "target_height must be > 0.")
+        image = with_dependencies(checks, image)
+        if _is_tensor(target_height):
+            target_height = with_dependencies(checks, target_height)
+        if _is_tensor(target_width):
+            target_width = with_dependencies(checks, target_width)
+        _, height, width, _ = _image_dims(image, 4)
+        width_diff = target_width - width
+        offset_crop_width = _max(-width_diff // 2, 0)
+        offset_pad_width = _max(width_diff // 2, 0)
+        height_diff = target_height - height
+        offset_crop_height = _max(-height_diff // 2, 0)
+        offset_pad_height = _max(height_diff // 2, 0)
         cropped = crop_to_bounding_box(
             image,
-            max(-height_diff // 2, 0),
-            max(-width_diff // 2, 0),
-            min(target_height, height),
-            min(target_width, width),
+            offset_crop_height,
+            offset_crop_width,
+            _min(target_height, height),
+            _min(target_width, width),
         )
         resized = pad_to_bounding_box(
-            cropped,
-            max(height_diff // 2, 0),
-            max(width_diff // 2, 0),
-            target_height,
-            target_width,
+            cropped, offset_pad_height, offset_pad_width, target_height, target_width
         )
-        resized = with_dependencies([], resized)
+        if resized.shape.ndims is None:
+            raise ValueError("resized contains no shape.")
+        _, resized_height, resized_width, _ = _image_dims(resized, 4)
+        checks = _assert(_equal(resized_height, target_height), "resized height is not correct.")
+        checks += _assert(_equal(resized_width, target_width), "resized width is not correct.")
+        resized = with_dependencies(checks, resized)
         return resized if is_batch else array_ops.squeeze(resized, axis=[0])
 
 

@@ -87,3 +87,89 @@ def test_convert_image_dtype_refuses_what_tensorflow_refuses():
     message = "dtype must be either floating point or integer"
     with client.Graph().as_default(), pytest.raises(AttributeError, match=message):
         client.image.convert_image_dtype(client.constant(U8), client.bool)
+
+
+IMAGE = np.random.default_rng(1).uniform(0, 1, (6, 7, 3)).astype(np.float32)
+BATCH = np.random.default_rng(2).uniform(0, 1, (2, 6, 7, 3)).astype(np.float32)
+
+# name -> (body(t, image placeholder), the placeholder's static shape, the fed image)
+DYNAMIC = {
+    "crop_rank3": (
+        lambda t, x: t.image.crop_to_bounding_box(x, 1, 2, 3, 4),
+        [None, None, 3],
+        IMAGE,
+    ),
+    "crop_rank4": (
+        lambda t, x: t.image.crop_to_bounding_box(x, 1, 2, 3, 4),
+        [None] * 3 + [3],
+        BATCH,
+    ),
+    "crop_tensor_box": (
+        lambda t, x: t.image.crop_to_bounding_box(
+            x, t.constant(1), 2, t.placeholder_with_default(3, []), 4
+        ),
+        [6, 7, 3],
+        IMAGE,
+    ),
+    "pad_rank3": (
+        lambda t, x: t.image.pad_to_bounding_box(x, 1, 2, 10, 12),
+        [None, None, 3],
+        IMAGE,
+    ),
+    "pad_rank4": (
+        lambda t, x: t.image.pad_to_bounding_box(x, 1, 2, 10, 12),
+        [2, None, None, 3],
+        BATCH,
+    ),
+    "crop_or_pad_rank3": (
+        lambda t, x: t.image.resize_image_with_crop_or_pad(x, 5, 9),
+        [None, None, 3],
+        IMAGE,
+    ),
+    "crop_or_pad_rank4": (
+        lambda t, x: t.image.resize_image_with_crop_or_pad(x, 8, 4),
+        [None] * 4,
+        BATCH,
+    ),
+    "crop_or_pad_unknown_rank": (
+        lambda t, x: t.image.resize_image_with_crop_or_pad(x, 8, 4),
+        None,
+        IMAGE,
+    ),
+    "central_crop_rank3": (lambda t, x: t.image.central_crop(x, 0.5), [None, None, 3], IMAGE),
+    "central_crop_rank4": (lambda t, x: t.image.central_crop(x, 0.7), [None, 6, None, 3], BATCH),
+    "central_crop_tensor_fraction": (
+        lambda t, x: t.image.central_crop(x, t.placeholder_with_default(0.5, [])),
+        [6, 7, 3],
+        IMAGE,
+    ),
+    "central_crop_tensor_fraction_rank4": (
+        lambda t, x: t.image.central_crop(x, t.placeholder_with_default(0.6, [])),
+        [None] * 3 + [3],
+        BATCH,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DYNAMIC))
+def test_crops_and_pads_of_dynamic_shapes_match_tensorflow(name):
+    body, shape, image = DYNAMIC[name]
+    shapes = []
+
+    def build(t: Any) -> Any:
+        out = body(t, t.placeholder(t.float32, shape, name="x"))
+        shapes.append(out.shape.as_list() if out.shape.ndims is not None else None)
+        return out
+
+    _assert_same(*_both(build, {"x": image}))
+    assert shapes[0] == shapes[1]
+
+
+def test_a_dynamic_crop_too_large_fails_at_run_time_as_in_tensorflow():
+    for t in (client, tf1):
+        with t.Graph().as_default():
+            x = t.placeholder(t.float32, [None, None, 3])
+            y = t.image.crop_to_bounding_box(x, 1, 2, 3, 4)
+            with t.Session() as sess, pytest.raises(t.errors.InvalidArgumentError) as caught:
+                sess.run(y, {x: IMAGE[:3]})
+            assert "height must be >= target + offset." in str(caught.value)
