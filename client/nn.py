@@ -10,7 +10,7 @@ from client.ops.candidate_sampling_ops import (  # noqa: F401
     log_uniform_candidate_sampler,
     uniform_candidate_sampler,
 )
-from client.ops.embedding_ops import embedding_lookup  # noqa: F401
+from client.ops.embedding_ops import embedding_lookup, embedding_lookup_sparse  # noqa: F401
 from client.ops.nn_impl import (  # noqa: E402, F401
     avg_pool3d,
     conv2d_transpose,

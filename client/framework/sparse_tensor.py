@@ -22,9 +22,13 @@ class SparseTensor:
     """A sparse tensor: `values[i]` sits at `indices[i]` of a tensor of `dense_shape`."""
 
     def __init__(self, indices: Any, values: Any, dense_shape: Any) -> None:
-        self._indices = convert_to_tensor(indices, dtype=dtypes.int64, name="indices")
-        self._values = convert_to_tensor(values, name="values")
-        self._dense_shape = convert_to_tensor(dense_shape, dtype=dtypes.int64, name="dense_shape")
+        # Python values become Consts under a "SparseTensor" scope, as in TF's constructor.
+        with _ops.name_scope(None, "SparseTensor", [indices, values, dense_shape]):
+            self._indices = convert_to_tensor(indices, dtype=dtypes.int64, name="indices")
+            self._values = convert_to_tensor(values, name="values")
+            self._dense_shape = convert_to_tensor(
+                dense_shape, dtype=dtypes.int64, name="dense_shape"
+            )
 
     indices = property(lambda self: self._indices)
     values = property(lambda self: self._values)

@@ -1,4 +1,4 @@
-"""Client, graph building: tf.nn.embedding_lookup, as
+"""Client, graph building: tf.nn.embedding_lookup and embedding_lookup_sparse, as
 tensorflow.compat.v1's embedding_ops.py builds them (the same ops and node names). One
 table is one gather colocated with it; a table split over several tensors (a list of
 shards, "mod" or "div" partitioned) routes ids through DynamicPartition, gathers each
@@ -12,6 +12,7 @@ from typing import Any
 from client.framework import dtypes
 from client.framework import ops as _ops
 from client.framework.op_builder import convert_to_tensor
+from client.framework.sparse_tensor import SparseTensor
 from client.framework.tensor_shape import TensorShape
 from client.ops import array_ops, clip_ops, data_flow_ops, math_ops
 
@@ -132,3 +133,107 @@ def _partitioned_lookup(
     ret = array_ops.reshape(ret, array_ops.concat([array_ops.shape(ids), element_dims], 0))
     ret.set_shape(ids.shape.concatenate(element_shape))
     return _clip(ret, ids, max_norm)
+
+
+def embedding_lookup_sparse(
+    params: Any,
+    sp_ids: Any,
+    sp_weights: Any,
+    partition_strategy: str = "mod",
+    name: str | None = None,
+    combiner: str | None = None,
+    max_norm: Any = None,
+    allow_fast_lookup: bool = False,
+) -> Any:
+    """tf.compat.v1.nn.embedding_lookup_sparse: per row of the SparseTensor `sp_ids`, the
+    looked-up embeddings combined ("sum", "mean", "sqrtn"), weighted by `sp_weights`."""
+    combiner = combiner or "mean"
+    if combiner not in ("mean", "sqrtn", "sum"):
+        raise ValueError(f"combiner must be one of 'mean', 'sqrtn' or 'sum', got {combiner}")
+    params = _as_params(params)
+    if not isinstance(sp_ids, SparseTensor):
+        raise TypeError(f"sp_ids must be SparseTensor, got {type(sp_ids)}")
+    if sp_weights is not None and not isinstance(sp_weights, SparseTensor):
+        raise TypeError(f"sp_weights must be either None or SparseTensor,got {type(sp_weights)}")
+    with _ops.name_scope(name, "embedding_lookup_sparse", [*params, sp_ids]) as scope:
+        segment_ids = sp_ids.indices[:, 0]
+        return _lookup_sparse(
+            params, segment_ids, sp_weights, sp_ids.values, combiner, max_norm,
+            allow_fast_lookup, partition_strategy, scope,
+        )  # fmt: skip
+
+
+def _lookup_sparse(
+    params: list[Any],
+    segment_ids: Any,
+    sp_weights: Any,
+    ids: Any,
+    combiner: str,
+    max_norm: Any,
+    allow_fast_lookup: bool,
+    partition_strategy: str,
+    name: str,
+) -> Any:
+    """TF's embedding_lookup_sparse_impl: without weights over one table on this device, a
+    SparseSegment{Sum,Mean,SqrtN} straight from the table (sparse gradient); otherwise
+    the unique ids looked up, weighted, and combined by SegmentSum."""
+    ignore_weights = sp_weights is None
+    segment_ids = convert_to_tensor(segment_ids, name="segment_ids")
+    if len(params) == 1 and not isinstance(params[0], _ops.Tensor) and not _is_variable(params[0]):
+        params = [convert_to_tensor(params[0], name="params")]
+    sparse_gradient = False
+    # A Variable is a CompositeTensor in TensorFlow 2.x: only a plain tensor table takes
+    # the fast path (SparseSegment* straight from the table, with a sparse gradient).
+    if (
+        len(params) == 1
+        and not _is_variable(params[0])
+        and params[0].device == segment_ids.device
+        and max_norm is None
+        and (allow_fast_lookup or ignore_weights)
+    ):
+        idx = ids
+        embeddings = params[0]
+        sparse_gradient = not allow_fast_lookup
+    else:
+        ids, idx = math_ops.unique(ids)
+        embeddings = embedding_lookup(
+            params, ids, partition_strategy=partition_strategy, max_norm=max_norm
+        )
+    if ignore_weights:
+        if segment_ids.dtype not in (dtypes.int32, dtypes.int64):
+            segment_ids = math_ops.cast(segment_ids, dtypes.int32)
+        reduce = {
+            "sum": math_ops.sparse_segment_sum,
+            "mean": math_ops.sparse_segment_mean,
+        }.get(combiner, math_ops.sparse_segment_sqrt_n)
+        return reduce(embeddings, idx, segment_ids, name=name, sparse_gradient=sparse_gradient)
+    if segment_ids.dtype != dtypes.int32:
+        segment_ids = math_ops.cast(segment_ids, dtypes.int32)
+    weights = sp_weights.values
+    embeddings = array_ops.gather(embeddings, idx)
+    original_dtype = embeddings.dtype
+    if embeddings.dtype in (dtypes.float16, dtypes.bfloat16):
+        embeddings = math_ops.cast(embeddings, dtypes.float32)
+    if weights.dtype != embeddings.dtype:
+        weights = math_ops.cast(weights, embeddings.dtype)
+    ones_shape = array_ops.expand_dims(array_ops.rank(embeddings) - 1, 0)
+    weights_shape = array_ops.shape(weights)
+    ones = array_ops.ones(ones_shape, dtype=weights_shape.dtype)
+    bcast_weights_shape = array_ops.concat([weights_shape, ones], 0)
+    orig_weights_shape = weights.shape
+    weights = array_ops.reshape(weights, bcast_weights_shape)
+    if embeddings.shape.ndims is not None:
+        weights.set_shape(orig_weights_shape.concatenate([1] * (embeddings.shape.ndims - 1)))
+    embeddings *= weights
+    if combiner == "sum":
+        embeddings = math_ops.segment_sum(embeddings, segment_ids, name=name)
+    else:
+        embeddings = math_ops.segment_sum(embeddings, segment_ids)
+        if combiner == "mean":
+            weight_sum = math_ops.segment_sum(weights, segment_ids)
+        else:
+            weight_sum = math_ops.sqrt(math_ops.segment_sum(math_ops.pow(weights, 2), segment_ids))
+        embeddings = math_ops.div_no_nan(embeddings, weight_sum, name=name)
+    if embeddings.dtype != original_dtype:
+        embeddings = math_ops.cast(embeddings, original_dtype)
+    return embeddings

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from client.framework import dtypes as _dtypes
 from client.framework import ops as _ops
 from client.framework import shape_fns
@@ -116,26 +118,89 @@ def resize_images(images: Any, size: Any, method: Any = ResizeMethod.BILINEAR,
                   align_corners: bool = False, preserve_aspect_ratio: bool = False,
                   name: str | None = None) -> _ops.Tensor:  # fmt: skip
     """tf.compat.v1.image.resize_images (= tf.compat.v1.image.resize): images of rank 3 or
-    4 to `size` [height, width] by `method`, under the name scope "resize"."""
-    if preserve_aspect_ratio:
-        raise NotImplementedError("resize_images(preserve_aspect_ratio=True)")
+    4 to `size` [height, width] by `method`, under the name scope "resize"; with
+    `preserve_aspect_ratio`, scaled by one factor to fit inside `size` (computed in the
+    graph from the image's static or dynamic dimensions, as TensorFlow does)."""
+    from client.ops import array_ops
+
     with _ops.name_scope(name, "resize"):
         images = convert_to_tensor(images, name="images")
+        if images.shape.ndims is None:
+            raise ValueError("'images' contains no shape.")
         single = images.shape.ndims == 3
         if single:
-            images = apply_op("ExpandDims", [images, 0], {}, "ExpandDims").outputs[0]
+            images = array_ops.expand_dims(images, 0)
+        elif images.shape.ndims != 4:
+            raise ValueError("'images' must have either 3 or 4 dimensions.")
+        _, height, width, _ = images.shape.as_list()
         size = convert_to_tensor(size, dtype=_dtypes.int32, name="size")
-        known = images.shape[1:3].as_list() if images.shape.ndims == 4 else [None, None]
-        from client.framework.shape_fns import constant_value
-
-        wanted = constant_value(size)
-        if wanted is not None and known == [int(v) for v in wanted]:
+        if not size.shape.is_compatible_with([2]):
+            raise ValueError("'size' must be a 1-D Tensor of 2 elements: new_height, new_width")
+        if preserve_aspect_ratio:
+            size = _aspect_preserving_size(images, size)
+        wanted = shape_fns.constant_value(size)  # Python's view, as TF's skip test
+        new_h, new_w = (None, None) if wanted is None else (int(wanted[0]), int(wanted[1]))
+        if None not in (new_h, new_w, height, width) and (height, width) == (new_h, new_w):
             out = images  # TensorFlow's v1 resize skips a resize to the same size
         else:
             out = _resize_op(_RESIZE_OPS[method], images, size, align_corners, None)
+            out.set_shape([None, new_h, new_w, None])
         if single:
-            out = apply_op("Squeeze", [out], {"squeeze_dims": [0]}, "Squeeze").outputs[0]
+            out = array_ops.squeeze(out, axis=[0])
         return out
+
+
+def _aspect_preserving_size(images: Any, size: Any) -> Any:
+    """The largest [h, w] inside `size` with the image's aspect ratio (rounded)."""
+    from client.ops import array_ops, math_ops
+
+    dims = images.shape.as_list()
+    if not images.shape.is_fully_defined():
+        dynamic = array_ops.unstack(array_ops.shape(images), 4)
+        dims = [d if d is not None else t for d, t in zip(dims, dynamic)]
+    height, width = dims[1], dims[2]
+    f32 = _dtypes.float32
+    scale_h = math_ops.cast(size[0], f32) / math_ops.cast(height, f32)
+    scale_w = math_ops.cast(size[1], f32) / math_ops.cast(width, f32)
+    scale = math_ops.minimum(scale_h, scale_w)
+    new_h = math_ops.cast(math_ops.round(scale * math_ops.cast(height, f32)), _dtypes.int32)
+    new_w = math_ops.cast(math_ops.round(scale * math_ops.cast(width, f32)), _dtypes.int32)
+    return convert_to_tensor([new_h, new_w], _dtypes.int32, name="size")
+
+
+# What TensorFlow's shape inference evaluates of a small constant subgraph (its
+# EvaluateConstantTensor), for the static size of a resize; not Python's constant_value.
+_FOLDABLE: dict[str, Any] = {
+    "Mul": np.multiply,
+    "RealDiv": np.divide,
+    "Minimum": np.minimum,
+    "Maximum": np.maximum,
+    "Round": np.round,
+}
+
+
+def _folded(t: Any) -> Any:
+    value = shape_fns.constant_value(t)
+    if value is not None:
+        return value
+    op = t.op
+    if op.type not in (*_FOLDABLE, "Cast", "Pack", "StridedSlice"):
+        return None
+    inputs = [_folded(x) for x in op.inputs]
+    if any(v is None for v in inputs):
+        return None
+    out_type = op.outputs[0].dtype.as_numpy_dtype
+    if op.type == "Cast":
+        return inputs[0].astype(out_type)
+    if op.type == "Pack":
+        return np.stack(inputs, axis=shape_fns._attr(op, "axis"))
+    if op.type == "StridedSlice":
+        masks = ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask")
+        index = shape_fns.strided_slice_index(
+            *(list(v) for v in inputs[1:]), **{k: shape_fns._attr(op, k) for k in masks}
+        )
+        return np.asarray(inputs[0][index])
+    return np.asarray(_FOLDABLE[op.type](*inputs)).astype(out_type)
 
 
 resize = resize_images
@@ -294,7 +359,7 @@ def per_image_standardization(image: Any) -> _ops.Tensor:
 # -- static shapes of resizing -------------------------------------------------------------
 def _resized(op: Any) -> list[Any]:
     images = op.inputs[0].shape
-    size = shape_fns.constant_value(op.inputs[1])
+    size = _folded(op.inputs[1])
     hw = [None, None] if size is None else [int(v) for v in size]
     batch = images[0] if images.ndims else None
     channels = images[3] if images.ndims else None

@@ -529,3 +529,22 @@ def saturate_cast(value: Any, dtype: Any, name: str | None = None) -> Any:
             "clamp",
         ).outputs[0]
         return cast(clamped, dtype, name=scope)
+
+
+def _sparse_segment(op_type: str):
+    def fn(data: Any, indices: Any, segment_ids: Any, name: str | None = None,
+           num_segments: Any = None, sparse_gradient: bool = False) -> Any:  # fmt: skip
+        attrs = {"sparse_gradient": sparse_gradient}
+        if num_segments is not None:
+            inputs = [data, indices, segment_ids, num_segments]
+            return _out(apply_op(op_type + "WithNumSegments", inputs, attrs, name))
+        return _out(apply_op(op_type, [data, indices, segment_ids], attrs, name))
+
+    fn.__name__ = op_type
+    return fn
+
+
+# tf.sparse.segment_sum / segment_mean / segment_sqrt_n (tf.sparse_segment_* in TF1).
+sparse_segment_sum = _sparse_segment("SparseSegmentSum")
+sparse_segment_mean = _sparse_segment("SparseSegmentMean")
+sparse_segment_sqrt_n = _sparse_segment("SparseSegmentSqrtN")

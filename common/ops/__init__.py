@@ -41,6 +41,7 @@ from common.ops import (  # noqa: F401  (imported for their registrations)
     reduction_ops,
     sendrecv_ops,
     slicing_ops,
+    sparse_segment_ops,
     space_batch_ops,
     state_ops,
     stateful_random_ops,

@@ -139,3 +139,93 @@ def test_unknown_partition_strategy_is_refused_as_tensorflow_does():
         pytest.raises(ValueError, match="Unrecognized partition strategy: roll"),
     ):
         client.nn.embedding_lookup(tables, [0], partition_strategy="roll")
+
+
+# -- embedding_lookup_sparse ----------------------------------------------------------------
+SP_INDICES = np.array([[0, 0], [0, 1], [1, 0], [2, 1], [2, 2]], np.int64)
+SP_IDS = np.array([1, 3, 0, 1, 6], np.int64)
+SP_WEIGHTS = np.array([2.0, 0.5, 1.0, 3.0, 1.5], np.float32)
+
+
+def _sparse_run(t: Any, shapes: list, combiner: str, weighted: bool, max_norm: Any,
+                strategy: str, table_as_constant: bool = False) -> tuple:  # fmt: skip
+    g = t.Graph()
+    with g.as_default():
+        if table_as_constant:
+            tables = [t.constant(np.arange(14, dtype=np.float32).reshape(7, 2) / 10)]
+        else:
+            tables = _shards(t, shapes)
+        # Fed ids: with constant ids TensorFlow's C++ shape inference folds the whole
+        # Unique/DynamicPartition/stitch chain into static shapes.
+        ids = t.placeholder_with_default(SP_IDS, [None], name="sp_ids")
+        sp_ids = t.SparseTensor(SP_INDICES, ids, [3, 3])
+        sp_weights = t.SparseTensor(SP_INDICES, SP_WEIGHTS, [3, 3]) if weighted else None
+        params = tables if len(tables) > 1 else tables[0]
+        out = t.nn.embedding_lookup_sparse(
+            params, sp_ids, sp_weights, partition_strategy=strategy, combiner=combiner,
+            max_norm=max_norm,
+        )  # fmt: skip
+        grads = t.gradients(t.reduce_sum(out * out), tables)
+        nodes = [(n.name, n.op, list(n.input)) for n in g.as_graph_def().node]
+        kinds = [type(x).__name__ for x in grads]
+        with t.Session() as sess:
+            sess.run(t.global_variables_initializer())
+            looked_up = sess.run(out)
+            if table_as_constant:
+                return nodes, kinds, looked_up, sess.run([grads[0].values, grads[0].indices])
+            sess.run(t.train.GradientDescentOptimizer(0.1).apply_gradients(zip(grads, tables)))
+            return nodes, kinds, looked_up, sess.run(tables)
+
+
+SPARSE_CASES = {
+    "mean": ([(7, 2)], "mean", False, None, "mod"),
+    "sum": ([(7, 2)], "sum", False, None, "mod"),
+    "sqrtn": ([(7, 2)], "sqrtn", False, None, "mod"),
+    "mean_weighted": ([(7, 2)], "mean", True, None, "mod"),
+    "sqrtn_weighted": ([(7, 2)], "sqrtn", True, None, "mod"),
+    "sum_weighted_div_shards": ([(4, 2), (3, 2)], "sum", True, None, "div"),
+    "mean_mod_shards_max_norm": ([(4, 2), (3, 2)], "mean", False, 1.0, "mod"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SPARSE_CASES))
+def test_embedding_lookup_sparse_matches_tensorflow(case):
+    ours = _sparse_run(client, *SPARSE_CASES[case])
+    theirs = _sparse_run(tf1, *SPARSE_CASES[case])
+    # The forward graph node for node (the generic Mul/DivNoNan/Sum gradients of the
+    # weighted and clipped paths are compared by value only).
+    forward = [n for n in theirs[0] if not n[0].startswith("gradients")]
+    assert [n for n in ours[0] if not n[0].startswith("gradients")] == forward
+    if not SPARSE_CASES[case][2] and SPARSE_CASES[case][3] is None:
+        assert ours[0] == theirs[0]
+    assert ours[1] == theirs[1] == ["IndexedSlices"] * len(SPARSE_CASES[case][0])
+    np.testing.assert_allclose(ours[2], theirs[2], rtol=1e-6)
+    for a, b in zip(ours[3], theirs[3]):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("combiner", ["sum", "mean", "sqrtn"])
+def test_a_constant_table_takes_the_sparse_segment_fast_path_as_in_tensorflow(combiner):
+    # A plain tensor (not a Variable) goes straight into SparseSegment* with
+    # sparse_gradient=True: its gradient is SparseSegment*GradV2's IndexedSlices.
+    ours = _sparse_run(client, [], combiner, False, None, "mod", table_as_constant=True)
+    theirs = _sparse_run(tf1, [], combiner, False, None, "mod", table_as_constant=True)
+    assert ours[0] == theirs[0]
+    assert any(op.endswith("GradV2") for _, op, _ in ours[0])
+    assert ours[1] == theirs[1]
+    np.testing.assert_allclose(ours[2], theirs[2], rtol=1e-6)
+    np.testing.assert_allclose(ours[3][0], theirs[3][0], rtol=1e-6)
+    np.testing.assert_array_equal(ours[3][1], theirs[3][1])
+
+
+def test_ones_like_builds_tensorflows_nodes():
+    # clip_by_norm (max_norm) uses it: Fill of a static shape's Const or of a Shape.
+    def build(t: Any) -> list[tuple[str, str]]:
+        g = t.Graph()
+        with g.as_default():
+            t.ones_like(t.constant(np.ones((2, 3), np.float32)))
+            t.ones_like(t.placeholder(t.float32, [None, 3]), dtype=t.int32)
+            t.ones_like(t.constant([1, 2]), name="o")
+        return [(n.name, n.op) for n in g.as_graph_def().node]
+
+    assert build(client) == build(tf1)

@@ -173,3 +173,50 @@ def test_a_dynamic_crop_too_large_fails_at_run_time_as_in_tensorflow():
             with t.Session() as sess, pytest.raises(t.errors.InvalidArgumentError) as caught:
                 sess.run(y, {x: IMAGE[:3]})
             assert "height must be >= target + offset." in str(caught.value)
+
+
+WIDE = np.random.default_rng(3).uniform(0, 1, (6, 9, 3)).astype(np.float32)
+WIDE_BATCH = np.random.default_rng(4).uniform(0, 1, (2, 6, 9, 3)).astype(np.float32)
+
+# name -> (body(t, image placeholder), the placeholder's static shape, the fed image)
+ASPECT = {
+    "static": (lambda t, x: t.image.resize_images(x, [4, 4], preserve_aspect_ratio=True),
+               [6, 9, 3], WIDE),
+    "dynamic": (lambda t, x: t.image.resize_images(x, [4, 4], preserve_aspect_ratio=True),
+                [None, None, 3], WIDE),
+    "dynamic_batch_nearest": (
+        lambda t, x: t.image.resize_images(x, [10, 30], method=1, preserve_aspect_ratio=True),
+        [None, None, None, 3],
+        WIDE_BATCH,
+    ),
+    "already_that_size": (
+        lambda t, x: t.image.resize_images(x, [6, 9], preserve_aspect_ratio=True),
+        [6, 9, 3],
+        WIDE,
+    ),
+    "tensor_size_area": (
+        lambda t, x: t.image.resize(
+            x, t.placeholder_with_default([5, 5], [2]), method=3, preserve_aspect_ratio=True
+        ),
+        [6, 9, 3],
+        WIDE,
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(ASPECT))
+def test_resize_preserving_aspect_ratio_matches_tensorflow(name):
+    body, shape, image = ASPECT[name]
+    shapes = []
+
+    def build(t: Any) -> Any:
+        out = body(t, t.placeholder(t.float32, shape, name="x"))
+        shapes.append(out.shape.as_list() if out.shape.ndims is not None else None)
+        return out
+
+    ours, theirs = _both(build, {"x": image})
+    assert ours[0] == theirs[0]
+    assert shapes[0] == shapes[1]
+    assert ours[1].shape == theirs[1].shape
+    # Bilinear and area interpolation: Eigen and numpy round differently in the last bit.
+    np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-6, atol=1e-6)

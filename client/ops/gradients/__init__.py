@@ -13,6 +13,7 @@ from client.ops.gradients import (  # noqa: F401  (imported for their registrati
     image_grad,
     math_grad,
     nn_grad,
+    segment_grad,
     tensor_array_grad,
 )
 
