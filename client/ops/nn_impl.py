@@ -47,11 +47,12 @@ def _compute_sampled_logits(
     name: Any,
     seed: Any = None,
 ) -> tuple[Any, Any]:
-    if isinstance(weights, (list, tuple)):
-        if len(weights) != 1:
-            raise NotImplementedError("sampled losses over partitioned weights are not supported")
-        weights = weights[0]
-    with _ops.name_scope(name, "compute_sampled_logits", [weights, biases, inputs, labels]):
+    # A list of shards (or a PartitionedVariable) goes to embedding_lookup whole, which
+    # gathers each shard's rows where it lives, as TensorFlow's does.
+    if hasattr(weights, "_get_variable_list"):
+        weights = list(weights)
+    weights = list(weights) if isinstance(weights, (list, tuple)) else [weights]
+    with _ops.name_scope(name, "compute_sampled_logits", [*weights, biases, inputs, labels]):
         labels = convert_to_tensor(labels)
         if labels.dtype != dtypes.int64:
             labels = math_ops.cast(labels, dtypes.int64)
