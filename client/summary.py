@@ -319,7 +319,10 @@ class FileWriter:
         session: Any = None,
     ) -> None:
         if session is not None:
-            raise NotImplementedError("FileWriter(session=) (TF2 summary-writer ops)")
+            raise NotImplementedError(
+                "FileWriter(session=...): writing through TF2 summary-writer ops in a session is "
+                "not supported; without session= the FileWriter writes event files itself"
+            )
         self.event_writer = EventFileWriter(logdir, max_queue, flush_secs, filename_suffix)
         self._closed = False
         self._seen_summary_tags: set[str] = set()

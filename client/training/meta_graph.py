@@ -300,9 +300,15 @@ def export_scoped_meta_graph(
     """TF's export_scoped_meta_graph: the MetaGraphDef (written to `filename` if given) and
     the global variables under `export_scope` by stripped name."""
     if clear_extraneous_savers:
-        raise NotImplementedError("export_meta_graph(clear_extraneous_savers=True)")
+        raise NotImplementedError(
+            "export_meta_graph(clear_extraneous_savers=True): pruning other savers' nodes "
+            "from the exported graph is not supported by this client"
+        )
     if save_debug_info:
-        raise NotImplementedError("export_meta_graph(save_debug_info=True)")
+        raise NotImplementedError(
+            "export_meta_graph(save_debug_info=True): this client records no Python stack "
+            "traces for nodes, so it has no GraphDebugInfo to write"
+        )
     graph = graph or _ops.get_default_graph()
     if graph_def is None:
         graph_def = graph_def_with_shapes(graph)

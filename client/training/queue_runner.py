@@ -31,7 +31,11 @@ class QueueRunner:
         import_scope: str | None = None,
     ) -> None:
         if queue_runner_def is not None:
-            raise NotImplementedError("QueueRunner from a QueueRunnerDef (meta graphs)")
+            raise NotImplementedError(
+                "QueueRunner(queue_runner_def=...): this client neither exports nor imports "
+                "queue runners in meta graphs (it has no QueueRunnerDef); build the QueueRunner "
+                "from the imported queue and enqueue ops instead"
+            )
         if not queue or not enqueue_ops:
             raise ValueError("Must provide queue and enqueue_ops.")
         self._queue = queue

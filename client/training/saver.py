@@ -307,7 +307,10 @@ class Saver:
                 "defer_build=False or var_list=None."
             )
         if builder is not None:
-            raise NotImplementedError("Saver(builder=) is not supported")
+            raise NotImplementedError(
+                "Saver(builder=...): a custom saver builder is not supported; this client's "
+                "Saver always builds TensorFlow's V2 SaveV2/RestoreV2 graph itself"
+            )
         if write_version != V2:
             raise ValueError("Only the V2 checkpoint format is supported (write_version=2)")
         if saver_def is not None and saver_def.version != V2:
