@@ -5,9 +5,9 @@ resize_image_with_crop_or_pad, random_crop, sample_distorted_bounding_box,
 draw_bounding_boxes, decode_and_crop_jpeg, extract_jpeg_shape), as
 tensorflow.compat.v1's image_ops_impl.py builds them: the same ops and node names. Crops
 and pads also take images whose shape is known only at run time (TF's shape-computing
-graph and its Asserts, client.ops.check_ops); rgb_to_grayscale still needs a static
-shape. A rank-3 random flip goes through this client's cond (Switch and
-Merge where TensorFlow 2.x emits StatelessIf): the same values, other node names.
+graph and its Asserts, client.ops.check_ops), as does rgb_to_grayscale. A rank-3 random
+flip goes through this client's cond (Switch and Merge where TensorFlow 2.x emits
+StatelessIf): the same values, other node names.
 Graph building; not thread-safe.
 """
 
@@ -19,6 +19,7 @@ from client.framework import dtypes as _dtypes
 from client.framework import ops as _ops
 from client.framework import shape_fns
 from client.framework.op_builder import apply_op, convert_to_tensor
+from client.framework.tensor_shape import TensorShape
 from client.ops import array_ops, check_ops, math_ops
 from client.ops.control_flow_ops import with_dependencies
 from client.ops.image_ops import (
@@ -30,16 +31,6 @@ from client.ops.image_ops import (
 from client.ops.random_ops import get_seed, random_uniform
 
 _FLOAT16_32 = (_dtypes.float16, _dtypes.float32)
-
-
-def _static_dims(image: Any, what: str) -> list[int]:
-    shape = image.shape
-    if not shape.is_fully_defined():
-        raise NotImplementedError(f"{what} of an image whose shape is not static ({shape})")
-    dims = shape.as_list()
-    if len(dims) < 3 or any(d == 0 for d in dims[-3:]):
-        raise ValueError(f"'image' (shape {shape}) must be at least three-dimensional.")
-    return dims
 
 
 def _check(cond: bool, message: str) -> None:
@@ -144,23 +135,62 @@ def random_flip_up_down(image: Any, seed: Any = None) -> _ops.Tensor:
 
 # -- grayscale ------------------------------------------------------------------------------
 def rgb_to_grayscale(images: Any, name: str | None = None) -> _ops.Tensor:
-    """ITU-R 601 luma through tensordot (Reshape, MatMul, Reshape), as TF builds it."""
+    """ITU-R 601 luma through tensordot over the last axis (Reshape, MatMul, Reshape), as
+    TF builds it: from static dims, or from the image's Shape (and Rank) at run time."""
     with _ops.name_scope(name, "rgb_to_grayscale", [images]) as scope:
         images = convert_to_tensor(images, name="images")
         original = images.dtype.base_dtype
         flt = convert_image_dtype(images, _dtypes.float32)
-        dims = _static_dims(flt, "rgb_to_grayscale")
         with _ops.name_scope(None, "Tensordot") as dot:
             weights = convert_to_tensor([0.2989, 0.5870, 0.1140], _dtypes.float32, name="b")
-            pixels = 1
-            for d in dims[:-1]:
-                pixels *= d
-            a = array_ops.reshape(flt, [pixels, dims[-1]])
-            b = array_ops.reshape(weights, [3, 1])
-            product = math_ops.matmul(a, b)
-            gray = array_ops.reshape(product, dims[:-1], name=dot)
+            gray = _dot_last_axis(flt, weights, dot)
         gray = array_ops.expand_dims(gray, -1)
         return convert_image_dtype(gray, original, name=scope)
+
+
+def _dot_last_axis(a: Any, b: Any, name: str) -> Any:
+    """math_ops.tensordot(a, b, [-1, -1]) for a 1-D constant `b`, with TF's nodes."""
+    shape = a.shape
+    if shape.is_fully_defined():
+        dims = shape.as_list()
+        free_dims = dims[:-1]
+        pixels = 1
+        for d in free_dims:
+            pixels *= d
+        a_2d = a if dims == [pixels, dims[-1]] else array_ops.reshape(a, [pixels, dims[-1]])
+        product = math_ops.matmul(a_2d, array_ops.reshape(b, [int(b.shape[0]), 1]))
+        if product.shape.as_list() == free_dims:
+            return array_ops.identity(product, name=name)
+        return array_ops.reshape(product, free_dims, name=name)
+    if shape.ndims is not None:
+        rank = shape.ndims
+        static_free: Any = shape.as_list()[:-1]
+        axes = convert_to_tensor([rank - 1], dtype=_dtypes.int32, name="axes")
+        free = convert_to_tensor(list(range(rank - 1)), dtype=_dtypes.int32, name="free")
+        shape_a = array_ops.shape(a)
+    else:
+        static_free = None
+        shape_a = array_ops.shape(a)
+        rank_a = array_ops.rank(a)
+        axes = convert_to_tensor([-1], dtype=_dtypes.int32, name="axes")
+        axes = array_ops.where(axes >= 0, axes, axes + rank_a)
+        diff = apply_op("ListDiff", [math_ops.range(rank_a), axes], {"out_idx": _dtypes.int32})
+        free = diff.outputs[0]
+    free_dims = array_ops.gather(shape_a, free)
+    axes_dims = array_ops.gather(shape_a, axes)
+    prod_free, prod_axes = math_ops.reduce_prod(free_dims), math_ops.reduce_prod(axes_dims)
+    perm = array_ops.concat([free, axes], 0)
+    new_shape = array_ops.stack([prod_free, prod_axes])
+    a_2d = array_ops.reshape(array_ops.transpose(a, perm), new_shape)
+    product = math_ops.matmul(a_2d, array_ops.reshape(b, [int(b.shape[0]), 1]))
+    out_dims = array_ops.concat([free_dims, convert_to_tensor([], dtype=_dtypes.int32)], 0)
+    out = array_ops.reshape(product, out_dims, name=name)
+    if static_free is not None:
+        out.set_shape(static_free)
+    return out
+
+
+shape_fns.SHAPE_FNS.setdefault("ListDiff", lambda op: [TensorShape([None]), TensorShape([None])])
 
 
 def grayscale_to_rgb(images: Any, name: str | None = None) -> _ops.Tensor:

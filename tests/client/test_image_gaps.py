@@ -220,3 +220,24 @@ def test_resize_preserving_aspect_ratio_matches_tensorflow(name):
     assert ours[1].shape == theirs[1].shape
     # Bilinear and area interpolation: Eigen and numpy round differently in the last bit.
     np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "shape,image",
+    [
+        ([None, None, 3], IMAGE),
+        ([None, 6, 7, 3], BATCH),
+        (None, IMAGE),
+        ([None, None, 3], (IMAGE * 255).astype(np.uint8)),
+    ],
+)
+def test_rgb_to_grayscale_of_dynamic_shapes_matches_tensorflow(shape, image):
+    def build(t: Any) -> Any:
+        dtype = t.uint8 if image.dtype == np.uint8 else t.float32
+        return t.image.rgb_to_grayscale(t.placeholder(dtype, shape, name="x"))
+
+    ours, theirs = _both(build, {"x": image})
+    assert ours[0] == theirs[0]
+    assert ours[1].dtype == theirs[1].dtype and ours[1].shape == theirs[1].shape
+    # A MatMul: numpy and Eigen may sum the three products in another order.
+    np.testing.assert_allclose(ours[1].astype(float), theirs[1].astype(float), atol=1e-6)
