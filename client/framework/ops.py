@@ -590,12 +590,6 @@ class Graph:
         for op in self._ops[from_version or 0 :]:
             nd = gd.node.add()
             nd.CopyFrom(op.node_def)
-            # TF's ToGraphDef writes control inputs sorted by the source node's name.
-            controls = sorted(i for i in nd.input if i.startswith("^"))
-            if len(controls) > 1:
-                data = [i for i in nd.input if not i.startswith("^")]
-                del nd.input[:]
-                nd.input.extend(data + controls)
             if add_shapes:
                 shapes = _attr_value.to_proto(
                     [t.shape.as_tuple() for t in op.outputs], "list(shape)"
