@@ -337,6 +337,9 @@ from client.ops.math_ops import (  # noqa: E402, F401
     segment_prod,
     segment_sum,
     sinh,
+    sparse_segment_mean,
+    sparse_segment_sqrt_n,
+    sparse_segment_sum,
     tan,
     to_double,
     to_int64,
@@ -421,8 +424,4 @@ from client.ops.reader_ops import (  # noqa: E402, F401
 gfile = _gfile.v1
 
 # Routing of partitioned embedding lookups (TF's data_flow_ops).
-from client.ops.data_flow_ops import (  # noqa: E402, F401
-    dynamic_partition,
-    dynamic_stitch,
-    parallel_dynamic_stitch,
-)
+from client.ops.data_flow_ops import dynamic_partition, dynamic_stitch  # noqa: E402, F401

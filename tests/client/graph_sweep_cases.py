@@ -117,6 +117,32 @@ GRADIENT_CASES = {
         lambda api, x, s, o: api.nn.fused_batch_norm(x, s, o)[0],
         lambda api: (_x(api, (2, 2, 2, 3)), _x(api, (3,), "s"), _x(api, (3,), "o")),
     ),
+    "DynamicPartition": _grad(lambda api, x: api.dynamic_partition(x, [1, 0, 1], 2)[1], (3, 2)),
+    "DynamicStitch": _grad(
+        lambda api, x, y: api.dynamic_stitch([[0, 2], [1, 3]], [x, y]), (2, 3), n_inputs=2
+    ),
+    "ParallelDynamicStitch": _grad(
+        lambda api, x, y: api.nn.embedding_lookup([x, y], [0, 3, 1, 0]), (2, 3), n_inputs=2
+    ),
+    "SegmentSum": _grad(lambda api, x: api.segment_sum(x, [0, 0, 1]), (3, 2)),
+    "SparseSegmentSum": _grad(
+        lambda api, x: api.sparse_segment_sum(x, [0, 2, 2], [0, 0, 1]), (3, 2)
+    ),
+    "SparseSegmentMean": _grad(
+        lambda api, x: api.sparse_segment_mean(x, [0, 2, 2], [0, 0, 1]), (3, 2)
+    ),
+    "SparseSegmentSqrtN": _grad(
+        lambda api, x: api.sparse_segment_sqrt_n(x, [0, 2, 2], [0, 0, 1]), (3, 2)
+    ),
+    "SparseSegmentSumWithNumSegments": _grad(
+        lambda api, x: api.sparse_segment_sum(x, [0, 2], [0, 2], num_segments=4), (3, 2)
+    ),
+    "SparseSegmentMeanWithNumSegments": _grad(
+        lambda api, x: api.sparse_segment_mean(x, [0, 2], [0, 2], num_segments=4), (3, 2)
+    ),
+    "SparseSegmentSqrtNWithNumSegments": _grad(
+        lambda api, x: api.sparse_segment_sqrt_n(x, [0, 2], [0, 2], num_segments=4), (3, 2)
+    ),
     "GatherV2": _grad(lambda api, x: api.gather(x, [1, 0, 1], axis=1)),
     "GatherNd": _grad(lambda api, x: api.gather_nd(x, [[0, 1], [1, 2]])),
     "Identity": _grad(lambda api, x: api.identity(x)),

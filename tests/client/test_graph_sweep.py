@@ -157,6 +157,12 @@ KNOWN_DIFFERENCES: dict[str, str] = {
         "not yet: TF's _SumGrad on a scalar leaves an unused float Reshape/shape Const"
     ),
     "grad_Tile": "not yet: _TileGrad's final Reshape when the shape is static",
+    "grad_ParallelDynamicStitch": (
+        "TF's C++ shape inference folds constant ids through DynamicPartition into a static "
+        "stitch shape (a Const Shape in the Reshape gradient); the client's stitch shape "
+        "function reads only constant indices (with fed ids, TF 2.21's Reshape gradient "
+        "differs instead: a -1 wildcard where the client takes the dynamic Shape)"
+    ),
     "grad_TensorArray": "not yet: TensorArray unstack/stack scopes (TensorArrayUnstack/...)",
     "grad_TensorArraySplitConcat": "not yet: TensorArray split/concat scopes",
     "grad_cond": "not yet: v1 cond's gradient Switch/Shape layout (gradients/Switch ...)",

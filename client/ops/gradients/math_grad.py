@@ -132,7 +132,7 @@ def _div_no_nan_grad(op: Any, grad: Any) -> Any:
 @RegisterGradient("FloorMod")
 def _floor_mod_grad(op: Any, grad: Any) -> Any:
     x, y = op.inputs
-    floor_xy = math_ops.floordiv(x, y)
+    floor_xy = math_ops.floor_div(x, y)
     return _reduce_gradient_args(x, y, grad, grad * -floor_xy)
 
 
