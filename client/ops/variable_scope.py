@@ -29,6 +29,18 @@ class _ReuseMode(enum.Enum):
 AUTO_REUSE = _ReuseMode.AUTO_REUSE
 
 
+def _refuse_partitioner(partitioner: Any, where: str) -> None:
+    """Partitioned variables are not built: a partitioner is refused rather than ignored
+    (the variable would silently be one unsharded table)."""
+    if partitioner is not None:
+        raise NotImplementedError(
+            f"{where}(partitioner=...): partitioned variables (PartitionedVariable, "
+            "part_0, part_1, ...) are not supported by this client; create the shards as "
+            "separate variables and pass the list to tf.nn.embedding_lookup, which takes "
+            "sharded tables ('mod' or 'div')"
+        )
+
+
 class VariableScope:
     """The current variable-scope name, reuse mode and default initializer/dtype."""
 
@@ -72,6 +84,7 @@ class VariableScope:
         regularizer: Any = None,
         **kwargs: Any,
     ) -> Any:
+        _refuse_partitioner(kwargs.get("partitioner"), "get_variable")
         full_name = f"{self.name}/{name}" if self.name else name
         store = _store(_ops.get_default_graph())
         found = store.get(full_name)
@@ -184,6 +197,7 @@ def get_variable(
     **kwargs: Any,
 ) -> Any:
     """tf.compat.v1.get_variable: "<variable scope>/<name>", created or reused."""
+    _refuse_partitioner(kwargs.get("partitioner"), "get_variable")
     return get_variable_scope().get_variable(
         name, shape, dtype, initializer, trainable, collections, regularizer
     )
@@ -215,6 +229,7 @@ def variable_scope(
     current one, as TF does; auxiliary_name_scope=False opens none."""
     if name_or_scope is None and default_name is None:
         raise TypeError("If default_name is None then name_or_scope is required")
+    _refuse_partitioner(kwargs.get("partitioner"), "variable_scope")
     g = _ops.get_default_graph()
     stack = _scope_stack(g)
     outer = stack[-1]
