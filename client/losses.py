@@ -44,8 +44,17 @@ def _static_shape(t: Any) -> list[int] | None:
 
 def assert_broadcastable(weights: Any, values: Any) -> Any:
     """TF's weights_broadcast_ops.assert_broadcastable for statically known shapes (a
-    no_op, or ValueError); with unknown shapes the check is left to the kernels."""
+    no_op, or ValueError), with its weights/values Shape and Rank nodes; with unknown
+    shapes the check is left to the kernels."""
     with _ops.name_scope(None, "assert_broadcastable", [weights, values]):
+        with _ops.name_scope(None, "weights", [weights]) as scope:
+            weights = convert_to_tensor(weights, name=scope)
+            array_ops.shape(weights, name="shape")
+            array_ops.rank(weights, name="rank")
+        with _ops.name_scope(None, "values", [values]) as scope:
+            values = convert_to_tensor(values, name=scope)
+            array_ops.shape(values, name="shape")
+            array_ops.rank(values, name="rank")
         w_rank, v_rank = weights.shape.ndims, values.shape.ndims
         if w_rank == 0:
             return control_flow_ops.no_op(name="static_scalar_check_success")
@@ -63,15 +72,19 @@ def assert_broadcastable(weights: Any, values: Any) -> Any:
                         f"weights can not be broadcast to values. values.shape={v_shape}. "
                         f"weights.shape={w_shape}."
                     )
-        return control_flow_ops.no_op(name="static_shapes_check_success")
+        return control_flow_ops.no_op(name="static_dims_check_success")
 
 
 def broadcast_weights(weights: Any, values: Any) -> Any:
     with _ops.name_scope(None, "broadcast_weights", [weights, values]) as scope:
         values = convert_to_tensor(values, name="values")
-        weights = convert_to_tensor(weights, dtype=values.dtype.base_dtype, name="weights")
-        w_shape, v_shape = _static_shape(weights), _static_shape(values)
-        if w_shape is not None and w_shape == v_shape:
+        with _ops.name_scope(None, "weights", [weights]) as weights_scope:
+            weights = convert_to_tensor(weights, dtype=values.dtype.base_dtype, name=weights_scope)
+        if (
+            weights.shape.is_fully_defined()
+            and values.shape.is_fully_defined()
+            and weights.shape.is_compatible_with(values.shape)
+        ):
             return weights
         with _ops.control_dependencies([assert_broadcastable(weights, values)]):
             return math_ops.multiply(weights, array_ops.ones_like(values), name=scope)
@@ -79,7 +92,8 @@ def broadcast_weights(weights: Any, values: Any) -> Any:
 
 # -- reduction ------------------------------------------------------------------------
 def _safe_mean(numerator: Any, num_present: Any) -> Any:
-    return math_ops.div_no_nan(numerator, num_present, name="value")
+    total = math_ops.reduce_sum(numerator)  # TF sums again (a scalar: Rank + Range)
+    return math_ops.div_no_nan(total, num_present, name="value")
 
 
 def _num_present(losses: Any, weights: Any) -> Any:
@@ -112,29 +126,28 @@ def compute_weighted_loss(
     reduction: str = Reduction.SUM_BY_NONZERO_WEIGHTS,
 ) -> Any:
     Reduction.validate(reduction)
-    with _ops.name_scope(scope, "weighted_loss", [losses, weights]):
+    with (
+        _ops.name_scope(scope, "weighted_loss", [losses, weights]),
+        _ops.control_dependencies([assert_broadcastable(weights, losses)]),
+    ):
         losses = convert_to_tensor(losses)
-        weights = convert_to_tensor(weights, dtype=dtypes.float32)
-        with _ops.control_dependencies([assert_broadcastable(weights, losses)]):
-            input_dtype = losses.dtype
-            losses = math_ops.cast(losses, dtypes.float32)
-            weights = math_ops.cast(weights, dtypes.float32)
-            weighted = math_ops.multiply(losses, weights)
-            if reduction == Reduction.NONE:
-                loss = weighted
-            else:
-                loss = math_ops.reduce_sum(weighted)
-                if reduction == Reduction.MEAN:
-                    loss = _safe_mean(
-                        loss, math_ops.reduce_sum(array_ops.ones_like(losses) * weights)
-                    )
-                elif reduction == Reduction.SUM_BY_NONZERO_WEIGHTS:
-                    loss = _safe_mean(loss, _num_present(losses, weights))
-                elif reduction == Reduction.SUM_OVER_BATCH_SIZE:
-                    loss = _safe_mean(loss, _num_elements(losses))
-            loss = math_ops.cast(loss, input_dtype)
-            add_loss(loss, loss_collection)
-            return loss
+        input_dtype = losses.dtype
+        losses = math_ops.cast(losses, dtypes.float32)
+        weights = math_ops.cast(weights, dtypes.float32)
+        weighted = math_ops.multiply(losses, weights)
+        if reduction == Reduction.NONE:
+            loss = weighted
+        else:
+            loss = math_ops.reduce_sum(weighted)
+            if reduction == Reduction.MEAN:
+                loss = _safe_mean(loss, math_ops.reduce_sum(array_ops.ones_like(losses) * weights))
+            elif reduction == Reduction.SUM_BY_NONZERO_WEIGHTS:
+                loss = _safe_mean(loss, _num_present(losses, weights))
+            elif reduction == Reduction.SUM_OVER_BATCH_SIZE:
+                loss = _safe_mean(loss, _num_elements(losses))
+        loss = math_ops.cast(loss, input_dtype)
+        add_loss(loss, loss_collection)
+        return loss
 
 
 def _float_pair(labels: Any, predictions: Any) -> tuple[Any, Any]:
@@ -328,7 +341,8 @@ def softmax_cross_entropy(
         logits, labels = _logits_and_labels(logits, onehot_labels)
         if label_smoothing > 0:
             num_classes = math_ops.cast(array_ops.shape(labels)[-1], logits.dtype)
-            labels = labels * (1.0 - label_smoothing) + label_smoothing / num_classes
+            smooth_negatives = label_smoothing / num_classes  # built first, as TF's
+            labels = labels * (1.0 - label_smoothing) + smooth_negatives
         labels = array_ops.stop_gradient(labels, name="labels_stop_gradient")
         losses = nn_ops.softmax_cross_entropy_with_logits_v2(
             labels=labels, logits=logits, name="xentropy"

@@ -315,6 +315,12 @@ def ones(shape: Any, dtype: Any = dtypes.float32, name: str | None = None) -> An
 def zeros_like(
     tensor: Any, dtype: Any = None, name: str | None = None, optimize: bool = True
 ) -> Any:
+    out = _zeros_like(tensor, dtype, name, optimize)
+    out._is_zeros_tensor = True  # TF's _tag_zeros_tensor: gradients may skip it
+    return out
+
+
+def _zeros_like(tensor: Any, dtype: Any, name: str | None, optimize: bool) -> Any:
     """TF's zeros_like_impl: zeros of the static shape when it is fully defined, else
     ZerosLike (or zeros of the dynamic Shape for another dtype)."""
     with _ops.name_scope(name, "zeros_like", [tensor]) as scope:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from client.framework import dtypes
 from client.framework import ops as _ops
 from client.framework.op_builder import apply_op, convert_to_tensor
@@ -81,21 +83,60 @@ def sparse_softmax_cross_entropy_with_logits(
             "Only call `sparse_softmax_cross_entropy_with_logits` with named arguments "
             "(labels=..., logits=..., ...)."
         )
+    from client.ops import array_ops
+
     with _ops.name_scope(name, "SparseSoftmaxCrossEntropyWithLogits", [labels, logits]):
         labels = convert_to_tensor(labels)
         logits = convert_to_tensor(logits)
-        op = apply_op("SparseSoftmaxCrossEntropyWithLogits", [logits, labels], {})
+        array_ops.shape(labels)  # TF takes the labels' shape first (used off the 2-D path)
+        # TF names the op by the caller's `name` inside its own scope ("xentropy/xentropy").
+        op = apply_op("SparseSoftmaxCrossEntropyWithLogits", [logits, labels], {}, name)
         return op.outputs[0]
 
 
 def softmax_cross_entropy_with_logits_v2(
     labels: Any = None, logits: Any = None, axis: int = -1, name: str | None = None, dim: Any = None
 ) -> Any:
+    """TF's softmax_cross_entropy_with_logits_v2_helper: both inputs flattened to
+    matrices (_flatten_outer_dims), the op named by the scope, the cost reshaped to the
+    input's shape without the class axis."""
+    from client.ops import array_ops, math_ops
+
+    axis = dim if dim is not None else axis
     with _ops.name_scope(name, "softmax_cross_entropy_with_logits", [logits, labels]) as scope:
-        logits = convert_to_tensor(logits)
-        labels = convert_to_tensor(labels, dtype=logits.dtype)
-        op = apply_op("SoftmaxCrossEntropyWithLogits", [logits, labels], {}, scope)
-        return op.outputs[0]
+        logits = convert_to_tensor(logits, name="logits")
+        labels = convert_to_tensor(labels, name="labels")
+        labels = math_ops.cast(labels, logits.dtype)
+        input_rank = array_ops.rank(logits)
+        static = logits.shape
+        if axis != -1:
+            raise NotImplementedError(
+                "softmax_cross_entropy_with_logits: only the last axis is supported"
+            )
+        input_shape = array_ops.shape(logits)
+        flat_logits = _flatten_outer_dims(logits)
+        flat_labels = _flatten_outer_dims(labels)
+        cost = apply_op(
+            "SoftmaxCrossEntropyWithLogits", [flat_logits, flat_labels], {}, scope
+        ).outputs[0]
+        output_shape = array_ops.slice(input_shape, [0], [math_ops.subtract(input_rank, 1)])
+        cost = array_ops.reshape(cost, output_shape)
+        if static.ndims is not None:
+            cost.set_shape(static.as_list()[:-1])
+        return cost
+
+
+def _flatten_outer_dims(logits: Any) -> Any:
+    """TF's _flatten_outer_dims: reshape to [-1, last dim], with the static shape set."""
+    from client.ops import array_ops, math_ops
+
+    rank = array_ops.rank(logits)
+    last_dim = array_ops.slice(array_ops.shape(logits), [math_ops.subtract(rank, 1)], [1])
+    out = array_ops.reshape(logits, array_ops.concat([[-1], last_dim], 0))
+    dims = logits.shape.as_list() if logits.shape.ndims is not None else None
+    if dims is not None and all(d is not None for d in dims[:-1]):
+        out.set_shape([int(np.prod(dims[:-1], dtype=np.int64)), dims[-1]])
+    return out
 
 
 softmax_cross_entropy_with_logits = softmax_cross_entropy_with_logits_v2

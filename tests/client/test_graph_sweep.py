@@ -126,10 +126,6 @@ def build_both(build):
 
 # Case name -> why the client's graph differs from TensorFlow's on purpose.
 # Entries marked "not yet" are work left, not choices.
-_LOSS = (
-    "not yet: losses_impl's assert_broadcastable weights/values Shape+Rank Consts, "
-    "the Cast/x weights Const and _safe_mean's second reduce_sum are not mirrored"
-)
 _METRIC = (
     "not yet: TF's metric update reads variables under the consumer's scope after the "
     "AssignAdd (update_op/ReadVariableOp); ours reuses one read"
@@ -148,10 +144,6 @@ KNOWN_DIFFERENCES: dict[str, str] = {
     "grad_Prod": "not yet: _ProdGrad's reduced_shape/Cumprod layout differs",
     "grad_Prod_all": "not yet: _ProdGrad's reduced_shape/Cumprod layout differs",
     "grad_Slice": "not yet: _SliceGrad builds both input and slice Shapes",
-    "grad_SoftmaxCrossEntropyWithLogits": "not yet: _SoftmaxCrossEntropyWithLogitsGrad layout",
-    "grad_SparseSoftmaxCrossEntropyWithLogits": (
-        "not yet: sparse_softmax_cross_entropy_with_logits' static Shape Const"
-    ),
     "grad_Softplus": "not yet: TF uses the SoftplusGrad kernel; ours Sigmoid * grad",
     "grad_Sum_scalar": (
         "not yet: TF's _SumGrad on a scalar leaves an unused float Reshape/shape Const"
@@ -176,7 +168,6 @@ KNOWN_DIFFERENCES: dict[str, str] = {
         "not yet: tf_keras' fused training batch norm feeds the moving statistics and "
         "updates them with momentum as (1 - momentum) Sub + AssignSub + read"
     ),
-    **{f"loss_{k}": _LOSS for k in cases.LOSS_CASES},
     **{f"metric_{k}": _METRIC for k in cases.METRIC_CASES},
 }
 
@@ -241,3 +232,23 @@ def test_every_registered_gradient_is_swept():
                 continue
         built.update(op.type for op in g.get_operations())
     assert set(GRADIENTS) - built == UNSWEPT_GRADIENTS
+
+
+def test_cross_entropy_second_derivatives_match_tf_values():
+    """TF 2.x differentiates the cross-entropy ops twice (the softmax term on the
+    backprop output's gradient) instead of PreventGradient; same values here."""
+    from tests.client.tf1_oracle import assert_close, run_both
+
+    def build(api):
+        x = api.constant(np.array([[0.5, -1.0, 2.0], [0.1, 0.2, -0.3]], np.float32))
+        onehot = api.constant(np.array([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0]], np.float32))
+        sparse = api.nn.sparse_softmax_cross_entropy_with_logits(labels=[1, 0], logits=x)
+        dense = api.nn.softmax_cross_entropy_with_logits_v2(labels=onehot, logits=x)
+        outs = []
+        for loss in (sparse, dense):
+            (g,) = api.gradients(api.reduce_sum(loss), x)
+            outs.append(api.gradients(api.reduce_sum(g * g), x)[0])
+        return lambda sess: sess.run(outs)
+
+    ours, theirs, _, _ = run_both(build)
+    assert_close(ours, theirs)

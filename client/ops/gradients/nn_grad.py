@@ -106,23 +106,24 @@ def _broadcast_mul(vec: Any, mat: Any) -> Any:
 
 
 @RegisterGradient("SparseSoftmaxCrossEntropyWithLogits")
-def _sparse_xent_grad(op: Any, grad_0: Any, _grad_1: Any) -> Any:
-    backprop = apply_op(
-        "PreventGradient",
-        [op.outputs[1]],
-        {
-            "message": "Currently there is no way to take the second derivative of "
-            "sparse_softmax_cross_entropy_with_logits due to the fused implementation's "
-            "interaction with tf.gradients()"
-        },
-    ).outputs[0]
-    return _broadcast_mul(grad_0, backprop), None
+def _sparse_xent_grad(op: Any, grad_loss: Any, grad_grad: Any) -> Any:
+    return _with_softmax_grad_grad(op, _broadcast_mul(grad_loss, op.outputs[1]), grad_grad), None
+
+
+def _with_softmax_grad_grad(op: Any, grad: Any, grad_grad: Any) -> Any:
+    """TF's second-derivative term of the cross-entropy ops (the softmax's derivative
+    applied to the backprop output's gradient), skipped when that gradient is zeros."""
+    if grad_grad is None or getattr(grad_grad, "_is_zeros_tensor", False):
+        return grad
+    softmax = op1("Softmax", [op.inputs[0]])
+    inner = math_ops.matmul(array_ops.expand_dims(grad_grad, 1), array_ops.expand_dims(softmax, 2))
+    return grad + (grad_grad - array_ops.squeeze(inner, axis=1)) * softmax
 
 
 @RegisterGradient("SoftmaxCrossEntropyWithLogits")
 def _xent_grad(op: Any, grad_loss: Any, grad_grad: Any) -> Any:
     logits = op.inputs[0]
-    grad = _broadcast_mul(grad_loss, op.outputs[1])
+    grad = _with_softmax_grad_grad(op, _broadcast_mul(grad_loss, op.outputs[1]), grad_grad)
     return grad, _broadcast_mul(grad_loss, -nn_ops.log_softmax(logits))
 
 
