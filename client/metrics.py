@@ -16,6 +16,29 @@ from client.ops import variable_scope as vs
 from client.ops.variables import Variable, VariableAggregation, VariableSynchronization
 
 
+class _UnreadVariable:
+    """TF's _UnreadVariable (what assign_add returns): the value after an update, read
+    after it by each consumer, under the consumer's own scope."""
+
+    def __init__(self, var: Variable, update: Any) -> None:
+        self._var, self.op = var, update
+        self.dtype, self.shape, self.graph = var.dtype, var.shape, var.graph
+
+    def read(self) -> Any:
+        with _ops.control_dependencies([self.op]):
+            return self._var._lazy_read()
+
+
+_ops.register_tensor_conversion_function(_UnreadVariable, lambda v, dtype=None, name=None: v.read())
+
+
+def _assign_add(var: Variable, delta: Any) -> _UnreadVariable:
+    update = var.assign_add(delta, read_value=False)
+    with _ops.control_dependencies([update]):
+        var._lazy_read()  # TF's graph-mode _UnreadVariable reads once where it is made
+    return _UnreadVariable(var, update)
+
+
 def metric_variable(shape: Any, dtype: Any, validate_shape: bool = True, name: Any = None) -> Any:
     """A zero-initialized, non-trainable local variable holding a metric's state."""
     return Variable(
@@ -52,9 +75,9 @@ def mean(
             weights = broadcast_weights(math_ops.cast(weights, dtypes.float32), values)
             values = math_ops.multiply(values, weights)
             num_values = math_ops.reduce_sum(weights)
-        update_total = total.assign_add(math_ops.reduce_sum(values))
+        update_total = _assign_add(total, math_ops.reduce_sum(values))
         with _ops.control_dependencies([values]):
-            update_count = count.assign_add(num_values)
+            update_count = _assign_add(count, num_values)
         value = math_ops.div_no_nan(total, math_ops.maximum(count, 0), name="value")
         update_op = math_ops.div_no_nan(
             update_total, math_ops.maximum(update_count, 0), name="update_op"
