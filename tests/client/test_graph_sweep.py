@@ -139,12 +139,9 @@ KNOWN_DIFFERENCES: dict[str, str] = {
     "grad_GatherNd": "not yet: no static shape function for GatherNd (TF's is a Const Shape)",
     "grad_Prod": "not yet: _ProdGrad's reduced_shape/Cumprod layout differs",
     "grad_Prod_all": "not yet: _ProdGrad's reduced_shape/Cumprod layout differs",
-    "grad_Slice": "not yet: _SliceGrad builds both input and slice Shapes",
-    "grad_Softplus": "not yet: TF uses the SoftplusGrad kernel; ours Sigmoid * grad",
     "grad_Sum_scalar": (
         "not yet: TF's _SumGrad on a scalar leaves an unused float Reshape/shape Const"
     ),
-    "grad_Tile": "not yet: _TileGrad's final Reshape when the shape is static",
     "grad_ParallelDynamicStitch": (
         "TF's C++ shape inference folds constant ids through DynamicPartition into a static "
         "stitch shape (a Const Shape in the Reshape gradient); the client's stitch shape "
@@ -154,7 +151,6 @@ KNOWN_DIFFERENCES: dict[str, str] = {
     "grad_TensorArray": "not yet: TensorArray unstack/stack scopes (TensorArrayUnstack/...)",
     "grad_TensorArraySplitConcat": "not yet: TensorArray split/concat scopes",
     "grad_cond": "not yet: v1 cond's gradient Switch/Shape layout (gradients/Switch ...)",
-    "grad_BroadcastTo": "not yet: _BroadcastToGrad passes the shape input, not a Const",
     "layer_dense_default_initializer": (
         "tf_keras' default kernel initializer is a Keras GlorotUniform drawing its seed "
         "from Python's random module (StatelessRandomUniformV2 with that seed); the client "

@@ -14,7 +14,7 @@ from client.framework.indexed_slices import IndexedSlices, to_dense
 from client.framework.op_builder import apply_op, constant
 from client.framework.shape_fns import constant_value
 from client.ops import array_ops, math_ops
-from client.ops.gradients.util import attrs_of, op1, reduce_to
+from client.ops.gradients.util import attrs_of, op1
 
 
 @RegisterGradient("Identity")
@@ -95,12 +95,13 @@ def _split_v_grad(op: Any, *grads: Any) -> Any:
 
 @RegisterGradient("Slice")
 def _slice_grad(op: Any, grad: Any) -> Any:
+    """TF's _SliceGrad: pads the gradient back by begin and by what lies after."""
     x, begin = op.inputs[0], op.inputs[1]
     rank = array_ops.rank(x)
-    in_shape = array_ops.shape(x)
-    out_shape = array_ops.shape(op.outputs[0])
-    before = array_ops.reshape(begin, array_ops.stack([rank, 1]))
-    after = array_ops.reshape(in_shape - out_shape - begin, array_ops.stack([rank, 1]))
+    out_shape = array_ops.shape(op.outputs[0], out_type=begin.dtype)
+    shape = array_ops.stack([rank, 1])
+    before = array_ops.reshape(begin, shape)
+    after = array_ops.reshape(array_ops.shape(x, out_type=begin.dtype) - out_shape - begin, shape)
     paddings = array_ops.concat([before, after], 1)
     return array_ops.pad(grad, paddings), None, None
 
@@ -259,7 +260,8 @@ def _tile_grad(op: Any, grad: Any) -> Any:
     )
     axes = math_ops.range(0, array_ops.size(split_shape), 2)
     input_grad = math_ops.reduce_sum(array_ops.reshape(grad, split_shape), axes)
-    return [array_ops.reshape(input_grad, input_shape), None]
+    input_grad.set_shape(op.inputs[0].shape)  # TF sets the static shape, no Reshape
+    return [input_grad, None]
 
 
 @RegisterGradient("Pad")
@@ -298,10 +300,16 @@ def _batch_to_space_grad(op: Any, grad: Any) -> Any:
 
 @RegisterGradient("BroadcastTo")
 def _broadcast_to_grad(op: Any, grad: Any) -> Any:
-    x = op.inputs[0]
-    sx = array_ops.shape(x)
-    rx, _ = apply_op("BroadcastGradientArgs", [sx, op.inputs[1]]).outputs
-    return [reduce_to(grad, rx, sx), None]
+    """TF's _BroadcastToGrad: the target shape as a Const when static, the reduction
+    axes from BroadcastGradientArgs(target, input), summed with keepdims."""
+    x, target = op.inputs
+    sx = array_ops.shape(x, out_type=target.dtype)
+    static = constant_value(target)
+    if static is not None:
+        target = constant(np.asarray(static).tolist(), dtype=target.dtype)
+    _, axes = apply_op("BroadcastGradientArgs", [target, sx]).outputs
+    summed = math_ops.reduce_sum(grad, axes, keepdims=True)
+    return [array_ops.reshape(summed, sx), None]
 
 
 @RegisterGradient("ReverseV2")

@@ -29,7 +29,7 @@ def _elu_grad(op: Any, grad: Any) -> Any:
 
 @RegisterGradient("Softplus")
 def _softplus_grad(op: Any, grad: Any) -> Any:
-    return op1("SoftplusGrad", [grad, op.inputs[0]])
+    return grad * math_ops.sigmoid(op.inputs[0])  # TF's _SoftplusGrad
 
 
 @RegisterGradient("LeakyRelu")
