@@ -101,6 +101,8 @@ def stack(values: Any, axis: int = 0, name: str = "stack") -> Any:
     """TF's stack: on axis 0 a list converts as a whole (one Const named `name` when it
     holds no tensors, else autopacked: Consts named by index under `name`)."""
     if axis == 0:
+        if isinstance(values, _ops.Tensor):
+            return values  # TF converts the value as a whole: a tensor is itself
         return convert_to_tensor(list(values), name=name)
     return _out(apply_op("Pack", [list(values)], {"axis": axis}, name))
 

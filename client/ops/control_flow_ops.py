@@ -566,7 +566,8 @@ def while_loop(
         if maximum_iterations is not None:
             max_iter = convert_to_tensor(maximum_iterations, name="maximum_iterations")
             orig_cond, orig_body = cond, body
-            loop_vars = (convert_to_tensor(0, dtype=max_iter.dtype), loop_vars)
+            counter = convert_to_tensor(0, dtype=max_iter.dtype, name="iteration_counter")
+            loop_vars = (counter, loop_vars)
             single = not isinstance(loop_vars[1], (list, builtins.tuple, dict))
 
             def cond(i: Any, lv: Any) -> Any:

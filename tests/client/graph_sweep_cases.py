@@ -462,3 +462,100 @@ METRIC_CASES = {
         num_thresholds=5,
     ),
 }
+
+
+def _rnn_case(make_cell, runner="dynamic", shape=(2, 3, 4)):
+    """A cell (v1 initializer, seeded) unrolled by `runner`, summed and differentiated."""
+
+    def build(api):
+        _seeded(api)
+        x = api.placeholder(api.float32, list(shape), name="x")
+        init = api.glorot_uniform_initializer(seed=3)
+        with api.variable_scope("rnn_case", initializer=init):
+            if runner == "dynamic":
+                out, _ = api.nn.dynamic_rnn(make_cell(api), x, dtype=api.float32)
+            elif runner == "static":
+                out, _ = api.nn.static_rnn(
+                    make_cell(api), api.unstack(x, axis=1), dtype=api.float32
+                )
+                out = api.stack(out)
+            elif runner == "bidirectional":
+                outs, _ = api.nn.bidirectional_dynamic_rnn(
+                    make_cell(api), make_cell(api), x, dtype=api.float32
+                )
+                out = api.concat(outs, 2)
+            else:
+                outs, _, _ = api.nn.static_bidirectional_rnn(
+                    make_cell(api), make_cell(api), api.unstack(x, axis=1), dtype=api.float32
+                )
+                out = api.stack(outs)
+        api.gradients(api.reduce_sum(out), api.trainable_variables())
+
+    return v1_control_flow(build)
+
+
+RNN_CASES = {
+    "basic_rnn_static": _rnn_case(lambda api: api.nn.rnn_cell.BasicRNNCell(5), "static"),
+    "basic_lstm_static": _rnn_case(lambda api: api.nn.rnn_cell.BasicLSTMCell(5), "static"),
+    "lstm_static": _rnn_case(lambda api: api.nn.rnn_cell.LSTMCell(5), "static"),
+    "gru_static": _rnn_case(lambda api: api.nn.rnn_cell.GRUCell(5), "static"),
+    "multi_static": _rnn_case(
+        lambda api: api.nn.rnn_cell.MultiRNNCell(
+            [api.nn.rnn_cell.BasicLSTMCell(5), api.nn.rnn_cell.GRUCell(3)]
+        ),
+        "static",
+    ),
+    "dropout_static": _rnn_case(
+        lambda api: api.nn.rnn_cell.DropoutWrapper(
+            api.nn.rnn_cell.BasicRNNCell(5), output_keep_prob=0.5, seed=2
+        ),
+        "static",
+    ),
+    "static_bidirectional": _rnn_case(lambda api: api.nn.rnn_cell.GRUCell(3), "static_bi"),
+    "basic_rnn_dynamic": _rnn_case(lambda api: api.nn.rnn_cell.BasicRNNCell(5)),
+    "lstm_dynamic": _rnn_case(lambda api: api.nn.rnn_cell.LSTMCell(5)),
+    "gru_dynamic": _rnn_case(lambda api: api.nn.rnn_cell.GRUCell(5)),
+    "bidirectional_dynamic": _rnn_case(
+        lambda api: api.nn.rnn_cell.BasicLSTMCell(3), "bidirectional"
+    ),
+}
+
+
+def _sampled_case(loss_fn):
+    def build(api):
+        _seeded(api)
+        w = api.get_variable("w", [10, 4], initializer=api.glorot_uniform_initializer(seed=1))
+        b = api.get_variable("b", [10], initializer=api.zeros_initializer())
+        x = api.placeholder(api.float32, [3, 4], name="x")
+        labels = api.placeholder(api.int64, [3, 1], name="labels")
+        loss = loss_fn(api)(
+            weights=w, biases=b, labels=labels, inputs=x, num_sampled=4, num_classes=10
+        )
+        api.gradients(api.reduce_sum(loss), [w, b, x])
+
+    return build
+
+
+def _embedding(api):
+    params = api.get_variable("emb", [6, 3], initializer=api.glorot_uniform_initializer(seed=1))
+    loss = api.reduce_sum(api.nn.embedding_lookup(params, [0, 2, 2]))
+    api.gradients(loss, [params])
+
+
+def _image_case(fn, shape=(1, 4, 4, 3)):
+    return lambda api: fn(api, api.placeholder(api.float32, list(shape), name="img"))
+
+
+MISC_CASES = {
+    "nce_loss": _sampled_case(lambda api: api.nn.nce_loss),
+    "sampled_softmax_loss": _sampled_case(lambda api: api.nn.sampled_softmax_loss),
+    "embedding_lookup": _embedding,
+    "image_flip_left_right": _image_case(lambda api, x: api.image.flip_left_right(x)),
+    "image_flip_up_down": _image_case(lambda api, x: api.image.flip_up_down(x)),
+    "image_per_image_standardization": _image_case(
+        lambda api, x: api.image.per_image_standardization(x[0])
+    ),
+    "image_adjust_brightness": _image_case(lambda api, x: api.image.adjust_brightness(x, 0.1)),
+    "image_adjust_contrast": _image_case(lambda api, x: api.image.adjust_contrast(x, 1.5)),
+    "image_rgb_to_grayscale": _image_case(lambda api, x: api.image.rgb_to_grayscale(x)),
+}

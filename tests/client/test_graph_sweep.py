@@ -160,6 +160,18 @@ KNOWN_DIFFERENCES: dict[str, str] = {
         "not yet: tf_keras' fused training batch norm feeds the moving statistics and "
         "updates them with momentum as (1 - momentum) Sub + AssignSub + read"
     ),
+    "rnn_multi_static": "not yet: MultiRNNCell's per-cell scopes and zero-state order",
+    **{
+        f"rnn_{k}": (
+            "not yet: dynamic_rnn's while loop with maximum_iterations builds its two Less "
+            "conditions and counters in the other order"
+        )
+        for k in ("basic_rnn_dynamic", "lstm_dynamic", "gru_dynamic", "bidirectional_dynamic")
+    },
+    "misc_nce_loss": (
+        "not yet: _compute_sampled_logits takes the labels' Shape again for the true logits"
+    ),
+    "misc_sampled_softmax_loss": "not yet: _compute_sampled_logits layout, as nce_loss",
     "metric_auc": (
         "not yet: TF's auc first asserts predictions in [0, 1] (assert_greater_equal / "
         "assert_less_equal, each guarded by a functional If); the client builds no asserts"
@@ -188,6 +200,8 @@ CASES = {
     **{f"optimizer_{k}": v for k, v in cases.OPTIMIZER_CASES.items()},
     **{f"loss_{k}": v for k, v in cases.LOSS_CASES.items()},
     **{f"metric_{k}": v for k, v in cases.METRIC_CASES.items()},
+    **{f"rnn_{k}": v for k, v in cases.RNN_CASES.items()},
+    **{f"misc_{k}": v for k, v in cases.MISC_CASES.items()},
 }
 
 
