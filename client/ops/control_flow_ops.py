@@ -573,12 +573,14 @@ def while_loop(
             def cond(i: Any, lv: Any) -> Any:
                 from client.ops import math_ops
 
+                below = i < max_iter  # built first, as TF's
                 c = orig_cond(lv) if single else orig_cond(*lv)
-                return math_ops.logical_and(i < max_iter, c)
+                return math_ops.logical_and(below, c)
 
             def body(i: Any, lv: Any) -> Any:
+                step = i + 1  # built first, as TF's
                 out = orig_body(lv) if single else orig_body(*lv)
-                return (i + 1, out)
+                return (step, out)
 
             result = _build_loop(cond, body, loop_vars, parallel_iterations, back_prop, unpack=True)
             out = result[1]

@@ -383,9 +383,8 @@ def _dynamic_rnn_loop(
     )
     final_outputs = [ta.stack() for ta in output_final_ta]
     for out, size in zip(final_outputs, flat_output_size):
-        out.set_shape(
-            TensorShape([const_time_steps, const_batch_size]).concatenate(TensorShape(size))
-        )
+        # TF's _concat(..., static=True) (which also leaves its shape Consts behind)
+        out.set_shape(_concat([const_time_steps, const_batch_size], size, static=True))
     return _pack_as(cell.output_size, final_outputs), final_state
 
 

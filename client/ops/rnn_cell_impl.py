@@ -64,6 +64,8 @@ def _map(fn: Any, structure: Any) -> Any:
 
 def _concat(prefix: Any, suffix: Any, static: bool = False) -> Any:
     """TF's rnn_cell_impl._concat: [batch] + state size, as a shape tensor or TensorShape."""
+    p: Any
+    s: Any
     if isinstance(prefix, _ops.Tensor):
         p = prefix
         if p.shape.ndims == 0:
@@ -71,13 +73,17 @@ def _concat(prefix: Any, suffix: Any, static: bool = False) -> Any:
         p_static = None
     else:
         p_shape = TensorShape(prefix)
-        p_static = p_shape.as_list()
-        p = constant(p_static, dtype=dtypes.int32)
+        p_static = p_shape.as_list() if p_shape.ndims is not None else None
+        p = constant(p_static, dtype=dtypes.int32) if p_shape.is_fully_defined() else None
     s_shape = TensorShape(suffix)
-    s_static = s_shape.as_list()
-    s = constant(s_static, dtype=dtypes.int32)
+    s_static = s_shape.as_list() if s_shape.ndims is not None else None
+    s = constant(s_static, dtype=dtypes.int32) if s_shape.is_fully_defined() else None
     if static:
-        return TensorShape(p_static).concatenate(s_static) if p_static is not None else None
+        if p_static is None or s_static is None:
+            return None
+        return TensorShape(p_static).concatenate(s_static)
+    if p is None or s is None:
+        raise ValueError(f"Provided a prefix or suffix of None: {prefix} and {suffix}")
     return array_ops.concat([p, s], 0)
 
 

@@ -161,13 +161,6 @@ KNOWN_DIFFERENCES: dict[str, str] = {
         "updates them with momentum as (1 - momentum) Sub + AssignSub + read"
     ),
     "rnn_multi_static": "not yet: MultiRNNCell's per-cell scopes and zero-state order",
-    **{
-        f"rnn_{k}": (
-            "not yet: dynamic_rnn's while loop with maximum_iterations builds its two Less "
-            "conditions and counters in the other order"
-        )
-        for k in ("basic_rnn_dynamic", "lstm_dynamic", "gru_dynamic", "bidirectional_dynamic")
-    },
     "misc_nce_loss": (
         "not yet: _compute_sampled_logits takes the labels' Shape again for the true logits"
     ),

@@ -56,10 +56,22 @@ def _transpose_grad(op: Any, grad: Any) -> Any:
     return [array_ops.transpose(grad, apply_op("InvertPermutation", [perm]).outputs[0]), None]
 
 
+def _output_context(op: Any) -> Any:
+    """TF's control_flow_util.GetOutputContext: the op's context, or a loop Exit's outer."""
+    ctx = op._get_control_flow_context()
+    if ctx is not None and op.type in ("Exit", "RefExit"):
+        ctx = ctx.outer_context
+    return ctx
+
+
 @RegisterGradient("ConcatV2")
 def _concat_grad(op: Any, grad: Any) -> Any:
     values = op.inputs[:-1]
     axis = op.inputs[-1]
+    if axis.op.type == "Const" and _output_context(axis.op) is not _output_context(grad.op):
+        # As TF: a constant axis from another (loop) context is duplicated here rather
+        # than passed in through an Enter.
+        axis = constant(constant_value(axis), dtype=axis.dtype)
     rank = array_ops.rank(values[0])
     axis_mod = math_ops.floormod(axis, rank, name="mod")
     shapes = []  # TF's _ExtractInputShapes: static Shapes, else one ShapeN
