@@ -160,7 +160,10 @@ KNOWN_DIFFERENCES: dict[str, str] = {
         "not yet: tf_keras' fused training batch norm feeds the moving statistics and "
         "updates them with momentum as (1 - momentum) Sub + AssignSub + read"
     ),
-    "rnn_multi_static": "not yet: MultiRNNCell's per-cell scopes and zero-state order",
+    "rnn_multi_static": (
+        "not yet: TF's static_rnn builds a MultiRNNCell's first step under a doubled "
+        "'rnn/rnn/multi_rnn_cell' name scope (variables stay under 'rnn/multi_rnn_cell')"
+    ),
     "misc_nce_loss": (
         "not yet: _compute_sampled_logits takes the labels' Shape again for the true logits"
     ),
