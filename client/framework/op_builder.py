@@ -154,6 +154,7 @@ def _convert_inputs(
         for k, v in attrs.items()
         if (a := op_def.attr(k)) is not None and a.type == "type"
     }
+    from_tensors: set[str] = set()
     # Pass 1: Tensors fix type attrs; pass 2: Python values convert with them.
     for arg, value in zip(op_def.input_args, inputs):
         if arg.type_attr and arg.type_attr not in inferred:
@@ -163,6 +164,7 @@ def _convert_inputs(
                     # a stray ReadVariableOp beside the one pass 2 makes.
                     dt = v.dtype if hasattr(v, "dtype") else convert_to_tensor(v).dtype
                     inferred[arg.type_attr] = _dtypes.as_dtype(dt).base_dtype.as_datatype_enum
+                    from_tensors.add(arg.type_attr)
                     break
     flat: list[Tensor] = []
     first_arg_of: dict[str, str] = {}
@@ -178,6 +180,13 @@ def _convert_inputs(
         tensors = []
         is_list = bool(arg.number_attr or arg.type_list_attr)
         for i, v in enumerate(values):
+            if not is_list and _float_first(op_def, arg, v, from_tensors):
+                # TF's _apply_op_helper converts an empty list as float32 first, finds the
+                # type not allowed and retries with the attr's default: the float Const
+                # stays in the graph ("Reshape/shape", then "Reshape/shape_1").
+                constant(np.zeros([0], np.float32), name=arg.name)
+                if want is None:
+                    want = op_def.attr(arg.type_attr).default
             try:
                 t = convert_to_tensor(
                     v,
@@ -195,6 +204,7 @@ def _convert_inputs(
                 raise
             tensors.append(t)
         if arg.type_attr:
+            from_tensors.add(arg.type_attr)
             for t in tensors:
                 dt = t.dtype.base_dtype.as_datatype_enum
                 if arg.type_attr not in inferred:
@@ -220,6 +230,22 @@ def _convert_inputs(
     for k, v in inferred.items():
         attrs.setdefault(k, v)
     return flat
+
+
+def _float_first(op_def: Any, arg: Any, value: Any, from_tensors: set[str]) -> bool:
+    """Whether TF would convert `value` as float32 before the attr's default type: an
+    empty Python list for a type attr no earlier input fixed, float32 not allowed."""
+    if not arg.type_attr or arg.type_attr in from_tensors:
+        return False
+    if not isinstance(value, (list, tuple)) or len(value) != 0:
+        return False
+    a = op_def.attr(arg.type_attr)
+    return bool(
+        a is not None
+        and a.has_default
+        and a.allowed_values
+        and DataType.DT_FLOAT not in a.allowed_values
+    )
 
 
 def _attr_protos(op_def: Any, attrs: dict[str, Any], op_type: str) -> dict[str, Any]:

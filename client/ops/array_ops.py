@@ -70,6 +70,8 @@ def _int_tensor(v: Any) -> Any:
         return v
     # Python values stay Python: the op's builder makes them a Const named after the
     # input ("Reshape/shape", "transpose/perm"), as TF's op_def_library does.
+    if isinstance(v, (list, tuple)) and len(v) == 0:
+        return []  # the op's builder converts it as TF does (see op_builder._float_first)
     arr = np.asarray(v)
     if arr.dtype.kind in "iu" and arr.size and (arr.min() < -(2**31) or arr.max() >= 2**31):
         return arr.astype(np.int64)

@@ -292,6 +292,10 @@ def _fill_likes(api):
 
 
 ARRAY_CASES = {
+    "empty_list_shapes": lambda api: (
+        api.reshape(_x(api, (1,)), []),
+        api.fill([], 1.0),
+    ),
     "fill_likes": _fill_likes,
     "cumsum": lambda api: api.cumsum(_x(api), axis=1),
     "split": lambda api: (api.split(_x(api), 3, axis=1), api.split(_x(api), [1, 2], 1)),

@@ -139,9 +139,6 @@ KNOWN_DIFFERENCES: dict[str, str] = {
     "grad_GatherNd": "not yet: no static shape function for GatherNd (TF's is a Const Shape)",
     "grad_Prod": "not yet: _ProdGrad's reduced_shape/Cumprod layout differs",
     "grad_Prod_all": "not yet: _ProdGrad's reduced_shape/Cumprod layout differs",
-    "grad_Sum_scalar": (
-        "not yet: TF's _SumGrad on a scalar leaves an unused float Reshape/shape Const"
-    ),
     "grad_ParallelDynamicStitch": (
         "TF's C++ shape inference folds constant ids through DynamicPartition into a static "
         "stitch shape (a Const Shape in the Reshape gradient); the client's stitch shape "
