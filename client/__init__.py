@@ -68,6 +68,7 @@ from client.ops.array_ops import (  # noqa: F401
     broadcast_to,
     check_numerics,
     concat,
+    ensure_shape,
     expand_dims,
     fill,
     gather,
@@ -308,7 +309,10 @@ math = _NS(
     reduce_min=reduce_min,
     reduce_prod=reduce_prod,
     negative=negative,
+    reciprocal=reciprocal,
 )
+# tf.debugging: the checks TF1 also exports at top level.
+debugging = _NS(check_numerics=check_numerics)
 # TF1 programs' extra top-level names: tf.app/flags/logging, tf.compat.v1, tf.assign ...
 from client import app, compat, flags, logging, losses, metrics  # noqa: E402, F401
 from client.ops.math_ops import (  # noqa: E402, F401

@@ -36,6 +36,7 @@ from client.ops.nn_ops import (  # noqa: F401
     conv2d,
     dropout,
     elu,
+    fused_batch_norm,
     in_top_k,
     l2_loss,
     leaky_relu,

@@ -145,7 +145,6 @@ UNARY = [
     "Cumsum",
     "Cumprod",
     "LeakyRelu",
-    "EnsureShape",
     "ReluGrad",
     "Relu6Grad",
     "EluGrad",
@@ -284,6 +283,16 @@ def _placeholder_with_default(op: Any) -> list[Any]:
             f"Shapes {_in(op).debug_string()} and {shape.debug_string()} are incompatible"
         )
     return [shape]
+
+
+@_reg("EnsureShape")
+def _ensure_shape(op: Any) -> list[Any]:
+    shape = TensorShape(_attr(op, "shape"))
+    if not _in(op).is_compatible_with(shape):
+        raise ShapeError(
+            f"Shapes {_in(op).debug_string()} and {shape.debug_string()} are incompatible"
+        )
+    return [_in(op).merge_with(shape)]
 
 
 @_reg("Const")

@@ -494,6 +494,12 @@ def check_numerics(tensor: Any, message: str, name: str | None = None) -> Any:
     return _out(apply_op("CheckNumerics", [tensor], {"message": message}, name))
 
 
+def ensure_shape(x: Any, shape: Any, name: str | None = None) -> Any:
+    """tf.ensure_shape: an EnsureShape node whose static shape merges x's with `shape`; at
+    run time it fails with InvalidArgument unless x's shape is compatible with `shape`."""
+    return _out(apply_op("EnsureShape", [x], {"shape": TensorShape(shape)}, name))
+
+
 def space_to_batch_nd(input: Any, block_shape: Any, paddings: Any, name: str | None = None) -> Any:
     return _out(apply_op("SpaceToBatchND", [input, block_shape, paddings], {}, name))
 

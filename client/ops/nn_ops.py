@@ -8,7 +8,7 @@ import numpy as np
 
 from client.framework import dtypes
 from client.framework import ops as _ops
-from client.framework.op_builder import apply_op, convert_to_tensor
+from client.framework.op_builder import apply_op, constant, convert_to_tensor
 
 
 def _out(op: Any, i: int = 0) -> Any:
@@ -266,7 +266,6 @@ def dropout_v2(
 ) -> Any:
     import numbers
 
-    from client.framework.op_builder import constant
     from client.ops import math_ops, random_ops
 
     with _ops.name_scope(name, "dropout", [x]):
@@ -341,3 +340,44 @@ def moments(
 
 
 _ = dtypes
+
+
+def fused_batch_norm(
+    x: Any,
+    scale: Any,
+    offset: Any,
+    mean: Any = None,
+    variance: Any = None,
+    epsilon: float = 0.001,
+    data_format: str = "NHWC",
+    is_training: bool = True,
+    name: str | None = None,
+    exponential_avg_factor: float = 1.0,
+) -> tuple[Any, Any, Any]:
+    """tf.compat.v1.nn.fused_batch_norm: one FusedBatchNormV3 node, empty float Consts in
+    place of the statistics when training computes them; returns (y, mean, variance)."""
+    if (not is_training or exponential_avg_factor != 1.0) and (mean is None or variance is None):
+        raise ValueError(
+            "Both `mean` and `variance` must be a 1D tensor when `is_training` is False or "
+            f"`exponential_avg_factor` != 1.0. Received: `mean` {mean!r} and `variance` "
+            f"{variance!r}"
+        )
+    x = convert_to_tensor(x, name="input")
+    scale = convert_to_tensor(scale, name="scale")
+    offset = convert_to_tensor(offset, name="offset")
+    if mean is None:
+        mean = constant(np.zeros([0], np.float32))
+    if variance is None:
+        variance = constant(np.zeros([0], np.float32))
+    op = apply_op(
+        "FusedBatchNormV3",
+        [x, scale, offset, mean, variance],
+        {
+            "epsilon": epsilon,
+            "exponential_avg_factor": exponential_avg_factor,
+            "data_format": data_format,
+            "is_training": is_training,
+        },
+        name,
+    )
+    return op.outputs[0], op.outputs[1], op.outputs[2]

@@ -117,6 +117,10 @@ GRADIENT_CASES = {
         lambda api, x, s, o: api.nn.fused_batch_norm(x, s, o)[0],
         lambda api: (_x(api, (2, 2, 2, 3)), _x(api, (3,), "s"), _x(api, (3,), "o")),
     ),
+    "FusedBatchNormV3_inference": _grad_of(
+        lambda api, x, s, o, m, v: api.nn.fused_batch_norm(x, s, o, m, v, is_training=False)[0],
+        lambda api: (_x(api, (2, 2, 2, 3)),) + tuple(_x(api, (3,), n) for n in "somv"),
+    ),
     "DynamicPartition": _grad(lambda api, x: api.dynamic_partition(x, [1, 0, 1], 2)[1], (3, 2)),
     "DynamicStitch": _grad(
         lambda api, x, y: api.dynamic_stitch([[0, 2], [1, 3]], [x, y]), (2, 3), n_inputs=2

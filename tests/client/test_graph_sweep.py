@@ -127,10 +127,6 @@ def build_both(build):
 # Case name -> why the client's graph differs from TensorFlow's on purpose.
 # Entries marked "not yet" are work left, not choices.
 KNOWN_DIFFERENCES: dict[str, str] = {
-    "grad_CheckNumerics": "not yet: client lacks tf.debugging.check_numerics",
-    "grad_EnsureShape": "not yet: client lacks tf.ensure_shape",
-    "grad_FusedBatchNormV3": "not yet: client lacks tf.nn.fused_batch_norm",
-    "grad_Reciprocal": "not yet: client lacks tf.math.reciprocal",
     "grad_Conv2DBackpropInput": "not yet: nn.conv2d_transpose's and its gradient's scopes",
     "grad_GatherV2": (
         "not yet: _GatherV2Grad slices params_shape with the axis tensor (Pack stacks) and "
@@ -215,9 +211,6 @@ UNSWEPT_GRADIENTS: set[str] = {
     "SpaceToBatch",
     "ClipByValue",
     "Snapshot",
-    "CheckNumerics",
-    "EnsureShape",
-    "FusedBatchNormV3",
 }
 
 

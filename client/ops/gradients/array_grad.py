@@ -19,10 +19,19 @@ from client.ops.gradients.util import attrs_of, op1
 
 @RegisterGradient("Identity")
 @RegisterGradient("Snapshot")
-@RegisterGradient("CheckNumerics")
 @RegisterGradient("EnsureShape")
 def _identity_grad(op: Any, grad: Any) -> Any:
     return [grad] + [None] * (len(op.inputs) - 1)
+
+
+@RegisterGradient("CheckNumerics")
+def _check_numerics_grad(op: Any, grad: Any) -> Any:
+    """TF's _CheckNumericsGrad: the gradient is checked too, under the op's message."""
+    message = op.get_attr("message")
+    message = message.decode() if isinstance(message, bytes) else message
+    return array_ops.check_numerics(
+        grad, f"Not a number (NaN) or infinity (Inf) values detected in gradient. {message}"
+    )
 
 
 @RegisterGradient("ReadVariableOp")
@@ -141,10 +150,14 @@ def _strided_slice_grad_grad(op: Any, grad: Any) -> Any:
     return None, None, None, None, op1("StridedSlice", [grad, begin, end, strides], attrs)
 
 
-def _indexed_slices_gather_grad(params_shape: Any, indices: Any, grad: Any) -> IndexedSlices:
+def _indexed_slices_gather_grad(
+    params_shape: Any, indices: Any, grad: Any, size: Any = None
+) -> IndexedSlices:
     """TF's axis-0 gather gradient: IndexedSlices whose values are `grad` reshaped to
-    [size(indices)] + params_shape[1:] and whose indices are `indices` flattened."""
-    size = array_ops.expand_dims(array_ops.size(indices), 0)
+    [size(indices)] + params_shape[1:] (`size` when the caller took it) and whose
+    indices are `indices` flattened."""
+    if size is None:
+        size = array_ops.expand_dims(array_ops.size(indices), 0)
     values_shape = array_ops.concat([size, params_shape[1:]], 0)
     values = array_ops.reshape(to_dense(grad), values_shape)
     return IndexedSlices(values, array_ops.reshape(indices, size), params_shape)
@@ -186,26 +199,30 @@ def _batch_gather_grad(
 ) -> Any:
     """TF's _BatchGatherGrad, dense: UnsortedSegmentSum of `values` (gather dimension at
     `batch_dims`) over `indices`, the batch dimensions flattened in and put back."""
-    indices_size = array_ops.reshape(array_ops.size(indices), [1])
-    if not batch_dims:
-        return op1(
-            "UnsortedSegmentSum",
-            [values, array_ops.reshape(indices, indices_size), gather_dim_size],
+    indices_size = array_ops.expand_dims(array_ops.size(indices), 0)
+    if batch_dims:
+        values_shape = array_ops.shape(values)
+        outer_shape = values_shape[:batch_dims]
+        inner_shape = values_shape[batch_dims:][1:]
+        batch_size = op1("Prod", [outer_shape, [0]], {"keep_dims": False})
+        flat_values_shape = array_ops.concat([[-1], inner_shape], 0)
+        gather_dim_size *= batch_size
+        indices = _batch_indices(params_shape, indices, batch_dims)
+        values = array_ops.reshape(values, flat_values_shape)
+    indices = array_ops.reshape(indices, indices_size)
+    params_grad = op1("UnsortedSegmentSum", [values, indices, gather_dim_size])
+    if batch_dims:
+        params_grad = array_ops.reshape(
+            params_grad, array_ops.concat([outer_shape, flat_values_shape], 0)
         )
-    values_shape = array_ops.shape(values)
-    outer_shape = values_shape[:batch_dims]
-    flat_values_shape = array_ops.concat([[-1], values_shape[batch_dims:][1:]], 0)
-    num_segments = gather_dim_size * math_ops.reduce_prod(outer_shape, [0])
-    indices = array_ops.reshape(_batch_indices(params_shape, indices, batch_dims), indices_size)
-    values = array_ops.reshape(values, flat_values_shape)
-    params_grad = op1("UnsortedSegmentSum", [values, indices, num_segments])
-    return array_ops.reshape(params_grad, array_ops.concat([outer_shape, flat_values_shape], 0))
+    return params_grad
 
 
-def _gather_axis_grad(params: Any, indices: Any, axis: Any, batch_dims: int, grad: Any) -> Any:
+def _gather_axis_grad(
+    params_shape: Any, indices: Any, axis: Any, batch_dims: int, grad: Any
+) -> Any:
     """TF's _GatherV2Grad for axis != 0: the gathered axis moved to `batch_dims`, segment-
-    summed, and moved back."""
-    params_shape = array_ops.shape(params)
+    summed, and moved back; `axis` is the op's axis tensor, which slices the shape."""
     outer_shape = params_shape[:axis]
     inner_shape = params_shape[axis:][1:]
     values_shape = array_ops.concat([outer_shape, [-1], inner_shape], 0)
@@ -214,26 +231,22 @@ def _gather_axis_grad(params: Any, indices: Any, axis: Any, batch_dims: int, gra
     outer_batches = math_ops.range(batch_dims)
     batch_axes = math_ops.range(batch_dims, axis_dims)
     inner_axes = math_ops.range(axis_dims + 1, values_dims)
-    values = array_ops.reshape(grad, values_shape)
-    perm = array_ops.concat(
-        [outer_batches, array_ops.reshape(axis_dims, [1]), batch_axes, inner_axes], 0
-    )
+    values = array_ops.reshape(to_dense(grad), values_shape)
+    perm = array_ops.concat([outer_batches, [axis_dims], batch_axes, inner_axes], 0)
+    values_transpose = array_ops.transpose(values, perm)
+    params_shape_transpose = array_ops.gather(params_shape, perm)
     params_grad = _batch_gather_grad(
-        array_ops.gather(params_shape, perm),
-        array_ops.transpose(values, perm),
-        indices,
-        batch_dims,
-        params_shape[axis],
+        params_shape_transpose, values_transpose, indices, batch_dims, params_shape[axis]
     )
-    inverse = array_ops.concat(
-        [outer_batches, batch_axes + 1, array_ops.reshape(batch_dims, [1]), inner_axes], 0
-    )
+    inverse = array_ops.concat([outer_batches, batch_axes + 1, [batch_dims], inner_axes], 0)
     return array_ops.transpose(params_grad, inverse)
 
 
 @RegisterGradient("GatherV2")
 def _gather_v2_grad(op: Any, grad: Any) -> Any:
     params, indices, axis = op.inputs
+    params_shape = _params_shape(params)
+    indices_size = array_ops.expand_dims(array_ops.size(indices), 0)
     batch_dims = int(op.get_attr("batch_dims"))
     if batch_dims < 0:
         if indices.shape.ndims is None:
@@ -243,9 +256,10 @@ def _gather_v2_grad(op: Any, grad: Any) -> Any:
         batch_dims += indices.shape.ndims
     a = constant_value(axis)
     if a is not None and int(a) == 0:
-        return _indexed_slices_gather_grad(_params_shape(params), indices, grad), None, None
-    axis_index = int(a) if a is not None else math_ops.cast(axis, dtypes.int32)
-    return _gather_axis_grad(params, indices, axis_index, batch_dims, grad), None, None
+        return _indexed_slices_gather_grad(params_shape, indices, grad, indices_size), None, None
+    params_grad = _gather_axis_grad(params_shape, indices, axis, batch_dims, grad)
+    # As TF: a Reshape to the params' shape, for dimensions of size zero.
+    return array_ops.reshape(params_grad, array_ops.shape(params)), None, None
 
 
 @RegisterGradient("Gather")

@@ -350,17 +350,18 @@ def _batch_matmul_grad(op: Any, grad: Any) -> Any:
     return reduce_to(gx, rx, sx), reduce_to(gy, ry, sy)
 
 
-def _kept_dims_shape(x: Any, axes: Any) -> Any:
+def _kept_dims_shape(x: Any, axes: Any, input_shape: Any = None) -> Any:
     """The reduced shape with reduced dims kept as 1: TF's math_ops.reduced_shape
-    (a constant when shape and axes are known, else DynamicStitch of the input shape
-    and ones at the reduced axes)."""
+    (a constant when shape and axes are known, else DynamicStitch of the input shape --
+    `input_shape` when the caller has taken it -- and ones at the reduced axes)."""
     static = x.shape
     ax = constant_value(axes)
     if static.is_fully_defined() and ax is not None:
         dims = np.array(static.as_list(), np.int32)
         dims[np.reshape(ax, [-1]).astype(np.int32)] = 1
         return constant(dims)
-    input_shape = array_ops.shape(x)
+    if input_shape is None:
+        input_shape = array_ops.shape(x)
     input_rank = array_ops.size(input_shape)
     axes = (math_ops.cast(axes, dtypes.int32) + input_rank) % input_rank
     axes_shape = array_ops.shape(axes)
@@ -478,25 +479,30 @@ def _prod_grad(op: Any, grad: Any) -> Any:
     ends over the reduced dims (packed into one), so zeros in the input are exact."""
     x = op.inputs[0]
     input_shape = array_ops.shape(x)
-    grad = array_ops.broadcast_to(
-        array_ops.reshape(grad, _kept_dims_shape(x, op.inputs[1])), input_shape
-    )
+    reduction_indices = array_ops.reshape(op.inputs[1], [-1])
+    if not op.get_attr("keep_dims"):
+        grad = array_ops.reshape(grad, _kept_dims_shape(x, op.inputs[1], input_shape))
+    grad = array_ops.broadcast_to(grad, input_shape)
     rank = array_ops.rank(x)
-    reduced = math_ops.cast((array_ops.reshape(op.inputs[1], [-1]) + rank) % rank, dtypes.int32)
-    other = apply_op(
-        "ListDiff", [math_ops.range(0, rank), reduced], {"out_idx": dtypes.int32}
-    ).outputs[0]
+    reduced = (math_ops.cast(reduction_indices, rank.dtype) + rank) % rank
+    idx = math_ops.range(0, rank)
+    other = apply_op("ListDiff", [idx, reduced], {"out_idx": reduced.dtype}).outputs[0]
     perm = array_ops.concat([reduced, other], 0)
     reduced_num = math_ops.reduce_prod(array_ops.gather(input_shape, reduced))
     other_num = math_ops.reduce_prod(array_ops.gather(input_shape, other))
     permuted = array_ops.transpose(x, perm)
     permuted_shape = array_ops.shape(permuted)
-    reshaped = array_ops.reshape(permuted, array_ops.stack([reduced_num, other_num]))
+    reshaped = array_ops.reshape(permuted, (reduced_num, other_num))
     left = math_ops.cumprod(reshaped, axis=0, exclusive=True)
     right = math_ops.cumprod(reshaped, axis=0, exclusive=True, reverse=True)
-    y = array_ops.reshape(left * right, permuted_shape)
-    out = grad * array_ops.transpose(y, apply_op("InvertPermutation", [perm]).outputs[0])
+    y = array_ops.reshape(_conj(left) * _conj(right), permuted_shape)
+    out = grad * array_ops.transpose(y, math_ops.invert_permutation(perm))
     return array_ops.reshape(out, input_shape), None
+
+
+def _conj(x: Any) -> Any:
+    """math_ops.conj: a Conj node for complex tensors; real ones pass through."""
+    return op1("Conj", [x]) if x.dtype.is_complex else x
 
 
 @RegisterGradient("Cumsum")
