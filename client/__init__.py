@@ -187,6 +187,11 @@ from client.ops.math_ops import (  # noqa: F401
     to_int32,
     truediv,
 )
+from client.ops.partitioned_variables import (  # noqa: F401
+    fixed_size_partitioner,
+    min_max_variable_partitioner,
+    variable_axis_size_partitioner,
+)
 from client.ops.queues import FIFOQueue, PaddingFIFOQueue, QueueBase, RandomShuffleQueue  # noqa: F401
 from client.ops.random_ops import (  # noqa: F401
     multinomial,

@@ -12,14 +12,17 @@ from __future__ import annotations
 
 import contextlib
 import enum
+import inspect
 from collections.abc import Iterator
 from typing import Any
 
 from client.framework import dtypes
 from client.framework import ops as _ops
+from client.framework.op_builder import convert_to_tensor
 from client.framework.tensor_shape import as_shape
-from client.ops import init_ops
-from client.ops.variables import Variable
+from client.ops import array_ops, init_ops
+from client.ops import partitioned_variables as _pv
+from client.ops.variables import SaveSliceInfo, Variable
 
 
 class _ReuseMode(enum.Enum):
@@ -27,18 +30,6 @@ class _ReuseMode(enum.Enum):
 
 
 AUTO_REUSE = _ReuseMode.AUTO_REUSE
-
-
-def _refuse_partitioner(partitioner: Any, where: str) -> None:
-    """Partitioned variables are not built: a partitioner is refused rather than ignored
-    (the variable would silently be one unsharded table)."""
-    if partitioner is not None:
-        raise NotImplementedError(
-            f"{where}(partitioner=...): partitioned variables (PartitionedVariable, "
-            "part_0, part_1, ...) are not supported by this client; create the shards as "
-            "separate variables and pass the list to tf.nn.embedding_lookup, which takes "
-            "sharded tables ('mod' or 'div')"
-        )
 
 
 class VariableScope:
@@ -52,9 +43,11 @@ class VariableScope:
         dtype: Any = dtypes.float32,
         regularizer: Any = None,
         caching_device: Any = None,
+        partitioner: Any = None,
     ) -> None:
         self.name = name
         self.caching_device = caching_device
+        self.partitioner = partitioner
         self.reuse = reuse
         self.initializer = initializer
         self.regularizer = regularizer
@@ -66,6 +59,9 @@ class VariableScope:
 
     def set_caching_device(self, caching_device: Any) -> None:
         self.caching_device = caching_device
+
+    def set_partitioner(self, partitioner: Any) -> None:
+        self.partitioner = partitioner
 
     def reuse_variables(self) -> None:
         self.reuse = True
@@ -84,32 +80,70 @@ class VariableScope:
         regularizer: Any = None,
         **kwargs: Any,
     ) -> Any:
-        _refuse_partitioner(kwargs.get("partitioner"), "get_variable")
         full_name = f"{self.name}/{name}" if self.name else name
+        partitioner = kwargs.get("partitioner") or self.partitioner
+        regularizer = regularizer or self.regularizer
+        is_scalar = isinstance(shape, (list, tuple)) and not shape
+        partitioned = _partitioned(_ops.get_default_graph())
+        if partitioner is not None and not is_scalar:
+            if not callable(partitioner):
+                raise ValueError(f"Partitioner must be callable, but received: {partitioner}")
+            return self._get_partitioned_variable(
+                full_name, partitioner, shape, dtype, initializer, trainable, collections,
+                regularizer,
+            )  # fmt: skip
+        if self.reuse is True and full_name in partitioned:
+            return self._get_partitioned_variable(
+                full_name, None, shape, dtype, initializer, trainable, collections, regularizer
+            )
         store = _store(_ops.get_default_graph())
+        if f"{full_name}/part_0" in store:
+            raise ValueError(
+                "No partitioner was provided, but a partitioned version of the variable was "
+                f"found: {full_name}/part_0. Perhaps a variable of the same name was already "
+                "created with partitioning?"
+            )
         found = store.get(full_name)
         if found is not None:
-            if self.reuse is None or self.reuse is False:
-                raise ValueError(
-                    f"Variable {full_name} already exists, disallowed. Did you mean to set "
-                    "reuse=True or reuse=tf.AUTO_REUSE in VarScope?"
-                )
-            if shape is not None and not as_shape(shape).is_compatible_with(found.shape):
-                raise ValueError(
-                    f"Trying to share variable {full_name}, but specified shape {as_shape(shape)} "
-                    f"and found shape {found.shape}."
-                )
-            if dtype is not None and dtypes.as_dtype(dtype) != found.dtype:
-                raise ValueError(
-                    f"Trying to share variable {full_name}, but specified dtype "
-                    f"{dtypes.as_dtype(dtype).name} and found dtype {found.dtype.name}."
-                )
+            self._check_reuse(full_name, shape, dtype, found)
             return found
         if self.reuse is True:
             raise ValueError(
                 f"Variable {full_name} does not exist, or was not created with "
                 "tf.get_variable(). Did you mean to set reuse=tf.AUTO_REUSE in VarScope?"
             )
+        return self._create(
+            full_name, shape, dtype, initializer, trainable, collections, regularizer
+        )
+
+    def _check_reuse(self, full_name: str, shape: Any, dtype: Any, found: Any) -> None:
+        if self.reuse is None or self.reuse is False:
+            raise ValueError(
+                f"Variable {full_name} already exists, disallowed. Did you mean to set "
+                "reuse=True or reuse=tf.AUTO_REUSE in VarScope?"
+            )
+        if shape is not None and not as_shape(shape).is_compatible_with(found.shape):
+            raise ValueError(
+                f"Trying to share variable {full_name}, but specified shape {as_shape(shape)} "
+                f"and found shape {found.shape}."
+            )
+        if dtype is not None and dtypes.as_dtype(dtype) != found.dtype:
+            raise ValueError(
+                f"Trying to share variable {full_name}, but specified dtype "
+                f"{dtypes.as_dtype(dtype).name} and found dtype {found.dtype.name}."
+            )
+
+    def _create(
+        self,
+        full_name: str,
+        shape: Any,
+        dtype: Any,
+        initializer: Any,
+        trainable: Any,
+        collections: Any,
+        regularizer: Any,
+        partition_info: Any = None,
+    ) -> Variable:
         v = _new_variable(
             full_name,
             shape,
@@ -118,9 +152,9 @@ class VariableScope:
             trainable,
             collections,
             self.caching_device,
+            partition_info,
         )
-        store[full_name] = v
-        regularizer = regularizer or self.regularizer
+        _store(_ops.get_default_graph())[full_name] = v
         if regularizer is not None:
             # TF's _VariableStore: the loss goes in "<variable>/Regularizer/".
             g = _ops.get_default_graph()
@@ -129,6 +163,112 @@ class VariableScope:
             if loss is not None:
                 g.add_to_collection(_ops.GraphKeys.REGULARIZATION_LOSSES, loss)
         return v
+
+    def _get_partitioned_variable(
+        self,
+        full_name: str,
+        partitioner: Any,
+        shape: Any,
+        dtype: Any,
+        initializer: Any,
+        trainable: Any,
+        collections: Any,
+        regularizer: Any,
+    ) -> _pv.PartitionedVariable:
+        """TF's _VariableStore._get_partitioned_variable: the stored PartitionedVariable
+        (reuse), or one variable "<name>/part_<i>" per shard, each its slice of the whole."""
+        g = _ops.get_default_graph()
+        if full_name in _store(g):
+            raise ValueError(
+                "A partitioner was provided, but an unpartitioned version of the variable "
+                f"was found: {full_name}.  Perhaps a variable of the same name was already "
+                "created without partitioning?"
+            )
+        dtype = dtypes.as_dtype(dtype or self.dtype)
+        initializer = initializer if initializer is not None else self.initializer
+        shape = as_shape(shape)
+        if isinstance(initializer, _ops.Tensor):
+            shape = shape.merge_with(initializer.shape)
+        partitions = None
+        if not self.reuse or partitioner:
+            partitions = _pv.call_partitioner(partitioner, shape, dtype)
+        existing = _partitioned(g).get(full_name)
+        if existing is not None:
+            _check_partitioned_reuse(self.reuse, existing, shape, dtype, partitions)
+            return existing
+        if self.reuse is True:
+            raise ValueError(
+                f"PartitionedVariable {full_name} does not exist, or was not created with "
+                "tf.get_variable(). Did you mean to set reuse=False or reuse=tf.AUTO_REUSE "
+                "in VarScope?"
+            )
+        assert partitions is not None  # reuse is not True, so the partitioner was called
+        slice_dim, num_slices = _pv.slice_dim_and_num_slices(partitions)
+        full_shape = _pv.fully_defined_dims(shape)
+        shards = []
+        for i, (offset, var_shape) in enumerate(_pv.iter_slices(full_shape, num_slices, slice_dim)):
+            part_name = f"{full_name}/part_{i}"
+            with g.name_scope(None), g.name_scope(part_name + "/PartitionedInitializer"):
+                init, init_shape, part_dtype = _shard_initializer(
+                    initializer, offset, var_shape, dtype
+                )
+            v = self._create(
+                part_name,
+                init_shape,
+                part_dtype,
+                init,
+                trainable,
+                collections,
+                regularizer,
+                _pv.PartitionInfo(full_shape, offset),
+            )
+            v._set_save_slice_info(
+                SaveSliceInfo(full_name, tuple(full_shape), tuple(offset), tuple(var_shape))
+            )
+            shards.append(v)
+        partitioned = _pv.PartitionedVariable(full_name, shape, dtype, shards, partitions)
+        _partitioned(g)[full_name] = partitioned
+        return partitioned
+
+
+def _check_partitioned_reuse(
+    reuse: Any, existing: _pv.PartitionedVariable, shape: Any, dtype: Any, partitions: Any
+) -> None:
+    name = existing.name
+    if reuse is None or reuse is False:
+        raise ValueError(
+            f"Partitioned variable with name {name} already exists. Did you mean to set "
+            "reuse=True or reuse=tf.AUTO_REUSE in VarScope?"
+        )
+    if not shape.is_compatible_with(existing.get_shape()):
+        raise ValueError(
+            f"Trying to reuse partitioned variable {name}, but specified shape {shape} and "
+            f"found shape {existing.get_shape()}."
+        )
+    if dtype != existing.dtype:
+        raise ValueError(
+            f"Trying to reuse partitioned variable {name}, but specified dtype {dtype.name} "
+            f"and found dtype {existing.dtype.name}."
+        )
+    if partitions is not None and existing._get_partitions() != partitions:
+        raise ValueError(
+            f"Trying to reuse partitioned variable {name}, but specified partitions "
+            f"{partitions} and found partitions {existing._get_partitions()}."
+        )
+
+
+def _shard_initializer(
+    initializer: Any, offset: list[int], var_shape: list[int], dtype: Any
+) -> tuple[Any, Any, Any]:
+    """(initializer, shape, dtype) of one shard: a callable (or the default, None) is
+    called with the shard's shape; a value is sliced to the shard."""
+    if initializer is None or callable(initializer):
+        return initializer, var_shape, dtype
+    if isinstance(initializer, _ops.Tensor):
+        init = array_ops.slice(initializer, offset, var_shape)
+        return init, None, init.dtype.base_dtype
+    init = convert_to_tensor(initializer, dtype=dtype)
+    return array_ops.slice(init, offset, var_shape), None, dtype
 
 
 def _new_variable(
@@ -139,6 +279,7 @@ def _new_variable(
     trainable: Any,
     collections: Any,
     caching_device: Any = None,
+    partition_info: Any = None,
 ) -> Any:
     if initializer is None:
         initializer = (
@@ -156,6 +297,8 @@ def _new_variable(
         dims = as_shape(shape).as_list()
 
         def init_value() -> Any:
+            if partition_info is not None and _takes_partition_info(initializer):
+                return initializer(dims, dtype=dtype, partition_info=partition_info)
             return initializer(dims, dtype=dtype)
 
         init, init_dtype = init_value, None
@@ -172,8 +315,20 @@ def _new_variable(
         )
 
 
+def _takes_partition_info(initializer: Any) -> bool:
+    try:
+        return "partition_info" in inspect.signature(initializer).parameters
+    except (TypeError, ValueError):
+        return False
+
+
 def _store(g: _ops.Graph) -> dict[str, Any]:
     return g._variable_store
+
+
+def _partitioned(g: _ops.Graph) -> dict[str, _pv.PartitionedVariable]:
+    """The graph's PartitionedVariables by name (TF's _VariableStore._partitioned_vars)."""
+    return g.__dict__.setdefault("_partitioned_variable_store", {})
 
 
 def _scope_stack(g: _ops.Graph) -> list[VariableScope]:
@@ -196,10 +351,17 @@ def get_variable(
     collections: Any = None,
     **kwargs: Any,
 ) -> Any:
-    """tf.compat.v1.get_variable: "<variable scope>/<name>", created or reused."""
-    _refuse_partitioner(kwargs.get("partitioner"), "get_variable")
+    """tf.compat.v1.get_variable: "<variable scope>/<name>", created or reused; with a
+    partitioner (its own or the scope's), a PartitionedVariable."""
     return get_variable_scope().get_variable(
-        name, shape, dtype, initializer, trainable, collections, regularizer
+        name,
+        shape,
+        dtype,
+        initializer,
+        trainable,
+        collections,
+        regularizer,
+        partitioner=kwargs.get("partitioner"),
     )
 
 
@@ -229,7 +391,6 @@ def variable_scope(
     current one, as TF does; auxiliary_name_scope=False opens none."""
     if name_or_scope is None and default_name is None:
         raise TypeError("If default_name is None then name_or_scope is required")
-    _refuse_partitioner(kwargs.get("partitioner"), "variable_scope")
     g = _ops.get_default_graph()
     stack = _scope_stack(g)
     outer = stack[-1]
@@ -265,6 +426,7 @@ def variable_scope(
         dtype if dtype is not None else base.dtype,
         regularizer if regularizer is not None else base.regularizer,
         kwargs.get("caching_device") or base.caching_device,
+        kwargs["partitioner"] if kwargs.get("partitioner") is not None else base.partitioner,
     )
     if not auxiliary_name_scope or (not name_scope and isinstance(name_or_scope, VariableScope)):
         scope.original_name_scope = (

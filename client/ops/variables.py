@@ -4,6 +4,7 @@ collections."""
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import re
 from typing import Any
@@ -35,10 +36,37 @@ class VariableAggregation(enum.IntEnum):
     ONLY_FIRST_REPLICA = 3
 
 
+@dataclasses.dataclass(frozen=True)
+class SaveSliceInfo:
+    """TF's Variable.SaveSliceInfo: this variable is the slice at `var_offset` (shape
+    `var_shape`) of the `full_shape` variable `full_name` (a PartitionedVariable's shard)."""
+
+    full_name: str
+    full_shape: tuple[int, ...]
+    var_offset: tuple[int, ...]
+    var_shape: tuple[int, ...]
+
+    @property
+    def spec(self) -> str:
+        """The checkpoint's shape-and-slice spec, e.g. "10 4 0,5:0,4"."""
+        full = " ".join(str(d) for d in self.full_shape)
+        extents = ":".join(f"{o},{n}" for o, n in zip(self.var_offset, self.var_shape))
+        return f"{full} {extents}"
+
+    def to_proto(self, export_scope: str | None = None) -> variable_pb2.SaveSliceInfoDef:
+        return variable_pb2.SaveSliceInfoDef(
+            full_name=strip_name_scope(self.full_name, export_scope),
+            full_shape=self.full_shape,
+            var_offset=self.var_offset,
+            var_shape=self.var_shape,
+        )
+
+
 class Variable:
     """A resource variable: a VarHandleOp, an initializer (AssignVariableOp) and reads."""
 
     _is_resource_variable = True  # math_ops.cast passes a same-dtype variable through
+    _save_slice_info: SaveSliceInfo | None = None  # set on a PartitionedVariable's shards
 
     def __init__(
         self,
@@ -169,6 +197,14 @@ class Variable:
             snapshot = g.get_tensor_by_name(self._handle.op.name + "/Read/ReadVariableOp:0")
         self._graph_element = snapshot
         self._is_initialized_op = None
+        if variable_def.HasField("save_slice_info_def"):
+            info = variable_def.save_slice_info_def
+            self._save_slice_info = SaveSliceInfo(
+                prepend_name_scope(info.full_name, import_scope),
+                tuple(info.full_shape),
+                tuple(info.var_offset),
+                tuple(info.var_shape),
+            )
 
     def to_proto(self, export_scope: str | None = None) -> variable_pb2.VariableDef | None:
         """TF's ResourceVariable.to_proto: a VariableDef naming this variable's ops (with
@@ -186,6 +222,8 @@ class Variable:
         )
         if self._initial_value is not None:
             var_def.initial_value_name = strip_name_scope(self._initial_value.name, export_scope)
+        if self._save_slice_info is not None:
+            var_def.save_slice_info_def.CopyFrom(self._save_slice_info.to_proto(export_scope))
         return var_def
 
     @staticmethod
@@ -208,6 +246,12 @@ class Variable:
 
     def get_shape(self) -> TensorShape:
         return self._shape
+
+    def _set_save_slice_info(self, save_slice_info: SaveSliceInfo) -> None:
+        self._save_slice_info = save_slice_info
+
+    def _get_save_slice_info(self) -> SaveSliceInfo | None:
+        return self._save_slice_info
 
     def _as_graph_element(self) -> Any:
         return self._graph_element

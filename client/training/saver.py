@@ -15,9 +15,10 @@ old checkpoints happen in the client's process, so a cluster saving outside the 
 host needs a shared filesystem (as TensorFlow). `saver_def` is TensorFlow's SaverDef proto;
 a Saver made from one (`Saver(saver_def=...)`, `import_meta_graph`) runs the named ops of
 a graph built elsewhere. `save` writes `<prefix>.meta` (the meta graph, with this Saver's
-SaverDef) unless `write_meta_graph=False`, as TensorFlow. Not supported: the V1 format,
-partitioned variables, custom builders. Not thread-safe (one Saver per training loop, as
-TensorFlow's).
+SaverDef) unless `write_meta_graph=False`, as TensorFlow. A partitioned variable's shards
+are saved as slices of one tensor named as the whole variable (restored by any layout
+whose slices cover them). Not supported: the V1 format, custom builders. Not thread-safe
+(one Saver per training loop, as TensorFlow's).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from client.framework import dtypes
 from client.framework import ops as _ops
 from client.framework.op_builder import apply_op, convert_to_tensor
 from client.ops import array_ops
+from client.ops.partitioned_variables import PartitionedVariable
 from client.ops.variables import Variable, global_variables, prepend_name_scope, strip_name_scope
 from client.training import checkpoint_management, meta_graph
 from common import device_name as _device_name
@@ -52,10 +54,12 @@ V2 = SaverDef.V2  # the only checkpoint format written or read here
 
 @dataclasses.dataclass(frozen=True)
 class _SaveSpec:
-    """One variable to save: its checkpoint key, value tensor and where it lives."""
+    """One variable to save: its checkpoint key, slice spec ("" for a whole variable, else
+    the shard's "<full shape> <offset,size:...>") and the variable (its value and device)."""
 
     name: str
     variable: Variable
+    slice_spec: str = ""
 
     @property
     def device(self) -> str:
@@ -75,14 +79,24 @@ def _set_cpu0(device: str) -> str:
 
 # -- what to save --------------------------------------------------------------------------
 def _specs(var_list: Any) -> list[_SaveSpec]:
-    """TF's op_list_to_dict + validate_and_slice_inputs: one spec per variable, sorted by
-    checkpoint key; a list keys each variable by its op name, a dict by its keys."""
+    """TF's op_list_to_dict + validate_and_slice_inputs: specs sorted by checkpoint key; a
+    list keys each variable by its op name, and the shards of a partitioned variable by the
+    whole variable's name (one spec per shard, with its slice); a dict keys by its keys."""
     if isinstance(var_list, dict):
-        named = dict(var_list)
+        named = {name: _shards_or_variable(var) for name, var in var_list.items()}
     elif isinstance(var_list, (list, tuple, set)):
         named = {}
         for var in sorted(_flatten(var_list), key=lambda v: v.name):
-            name = _variable(var).op.name
+            info = _variable(var)._get_save_slice_info()
+            if info is not None:
+                shards = named.setdefault(info.full_name, [])
+                if not isinstance(shards, list):
+                    raise ValueError(
+                        f"Mixing slices and non-slices with the same name: {info.full_name}"
+                    )
+                shards.append(var)
+                continue
+            name = var.op.name
             if name in named:
                 raise ValueError(f"At least two variables have the same name: {name}")
             named[name] = var
@@ -96,17 +110,33 @@ def _specs(var_list: Any) -> list[_SaveSpec]:
                 "names_to_saveables must be a dict mapping string names to trackable "
                 f"operations. Name is not a string: {name}"
             )
-        variable = _variable(var)
-        if id(variable) in seen:
-            raise ValueError(f"The same saveable will be restored with two names: {name}")
-        seen.add(id(variable))
-        specs.append(_SaveSpec(name, variable))
+        for variable, slice_spec in _with_slices(var):
+            if id(variable) in seen:
+                raise ValueError(f"The same saveable will be restored with two names: {name}")
+            seen.add(id(variable))
+            specs.append(_SaveSpec(name, variable, slice_spec))
     return specs
+
+
+def _shards_or_variable(var: Any) -> Any:
+    return list(var) if isinstance(var, PartitionedVariable) else var
+
+
+def _with_slices(var: Any) -> Iterator[tuple[Variable, str]]:
+    """A variable, whole (""), or a partitioned variable's shards, each with its slice."""
+    if not isinstance(var, list):
+        yield _variable(var), ""
+        return
+    for shard in var:
+        info = _variable(shard)._get_save_slice_info()
+        if info is None:
+            raise ValueError(f"Slices must all have slice_info: {shard.name}")
+        yield shard, info.spec
 
 
 def _flatten(values: Any) -> Iterator[Any]:
     for v in values:
-        if isinstance(v, (list, tuple)):
+        if isinstance(v, (list, tuple, PartitionedVariable)):
             yield from _flatten(v)
         else:
             yield v
@@ -147,7 +177,7 @@ def _save_op(filename: Any, specs: list[_SaveSpec]) -> Any:
         [
             filename,
             [s.name for s in specs],
-            [""] * len(specs),
+            [s.slice_spec for s in specs],
             [s.variable._as_graph_element() for s in specs],
         ],
         {},
@@ -195,7 +225,7 @@ def _restore_ops(filename: Any, specs: list[_SaveSpec], reshape: bool, name: str
     with g.device("/device:CPU:0"):
         restore = apply_op(
             "RestoreV2",
-            [filename, [s.name for s in specs], [""] * len(specs)],
+            [filename, [s.name for s in specs], [s.slice_spec for s in specs]],
             {"dtypes": [s.variable.dtype for s in specs]},
         )
     assigns = []

@@ -36,16 +36,3 @@ def test_export_meta_graph_options(option, why):
 def test_file_writer_with_a_session(tmp_path):
     with pytest.raises(NotImplementedError, match="TF2 summary-writer ops"):
         client.summary.FileWriter(str(tmp_path), session=object())
-
-
-def test_a_partitioner_is_refused_not_ignored():
-    def two_shards(shape, dtype):
-        return [2] + [1] * (len(shape) - 1)
-
-    with pytest.raises(NotImplementedError, match="partitioned variables"):
-        client.get_variable("emb", [10, 4], partitioner=two_shards)
-    with (
-        pytest.raises(NotImplementedError, match="pass the list to tf.nn.embedding_lookup"),
-        client.variable_scope("scope", partitioner=two_shards),
-    ):
-        pass
