@@ -38,7 +38,7 @@ def call_partitioner(partitioner: Any, shape: TensorShape, dtype: Any) -> list[i
         raise ValueError(
             f"Shape of a new partitioned variable must be fully defined, but instead was {shape}."
         )
-    if shape.ndims < 1:
+    if not shape.ndims:  # fully defined, so 0 rather than None
         raise ValueError(f"A partitioned Variable must have rank at least 1, shape: {shape}")
     slicing = partitioner(shape=shape, dtype=dtype)
     if not isinstance(slicing, Sequence):
