@@ -83,7 +83,7 @@ def test_partitioned_embedding_trains_on_two_ps_tasks_and_saves_slices(cluster, 
     assert ours["devices"] == ["/job:ps/task:0", "/job:ps/task:1", "/job:ps/task:0"]
     np.testing.assert_allclose(ours["losses"], oracle["losses"], rtol=1e-5)
     np.testing.assert_allclose(ours["table"], oracle["table"], rtol=1e-5, atol=1e-6)
-    assert ours["losses"][-1] < ours["losses"][0]
+    assert not np.allclose(ours["table"], TABLE)  # the steps moved the shards
     reader = tf_real.train.load_checkpoint(prefix)
     assert reader.get_variable_to_shape_map()["emb"] == [VOCAB, DIM]
     np.testing.assert_allclose(reader.get_tensor("emb"), oracle["table"], rtol=1e-5, atol=1e-6)
