@@ -441,9 +441,18 @@ def _slice_helper(tensor: Any, slice_spec: Any, var: Any = None) -> Any:
     for i, s in enumerate(slice_spec):
         bit = 1 << i
         if isinstance(s, builtins.slice):
-            begin.append(0 if s.start is None else s.start)
-            end.append(0 if s.stop is None else s.stop)
-            strides.append(1 if s.step is None else s.step)
+            # As TF: with a tensor bound, the missing bounds are Consts of its dtype.
+            bound_types = [
+                t.dtype.base_dtype for t in (s.start, s.stop, s.step) if isinstance(t, _ops.Tensor)
+            ]
+            dtype = next((d for d in (dtypes.int64, dtypes.int32) if d in bound_types), None)
+
+            def default(v: int, dtype: Any = dtype) -> Any:
+                return v if dtype is None else constant(v, dtype=dtype)
+
+            begin.append(default(0) if s.start is None else s.start)
+            end.append(default(0) if s.stop is None else s.stop)
+            strides.append(default(1) if s.step is None else s.step)
             if s.start is None:
                 begin_mask |= bit
             if s.stop is None:

@@ -128,13 +128,7 @@ def build_both(build):
 # Entries marked "not yet" are work left, not choices.
 KNOWN_DIFFERENCES: dict[str, str] = {
     "grad_Conv2DBackpropInput": "not yet: nn.conv2d_transpose's and its gradient's scopes",
-    "grad_GatherV2": (
-        "not yet: _GatherV2Grad slices params_shape with the axis tensor (Pack stacks) and "
-        "takes Size first; ours slices with the static axis"
-    ),
     "grad_GatherNd": "not yet: no static shape function for GatherNd (TF's is a Const Shape)",
-    "grad_Prod": "not yet: _ProdGrad's reduced_shape/Cumprod layout differs",
-    "grad_Prod_all": "not yet: _ProdGrad's reduced_shape/Cumprod layout differs",
     "grad_ParallelDynamicStitch": (
         "TF's C++ shape inference folds constant ids through DynamicPartition into a static "
         "stitch shape (a Const Shape in the Reshape gradient); the client's stitch shape "

@@ -350,7 +350,7 @@ def _batch_matmul_grad(op: Any, grad: Any) -> Any:
     return reduce_to(gx, rx, sx), reduce_to(gy, ry, sy)
 
 
-def _kept_dims_shape(x: Any, axes: Any, input_shape: Any = None) -> Any:
+def _kept_dims_shape(x: Any, axes: Any, input_shape: Any = None, as_array: bool = False) -> Any:
     """The reduced shape with reduced dims kept as 1: TF's math_ops.reduced_shape
     (a constant when shape and axes are known, else DynamicStitch of the input shape --
     `input_shape` when the caller has taken it -- and ones at the reduced axes)."""
@@ -359,7 +359,7 @@ def _kept_dims_shape(x: Any, axes: Any, input_shape: Any = None) -> Any:
     if static.is_fully_defined() and ax is not None:
         dims = np.array(static.as_list(), np.int32)
         dims[np.reshape(ax, [-1]).astype(np.int32)] = 1
-        return constant(dims)
+        return dims if as_array else constant(dims)
     if input_shape is None:
         input_shape = array_ops.shape(x)
     input_rank = array_ops.size(input_shape)
@@ -481,7 +481,8 @@ def _prod_grad(op: Any, grad: Any) -> Any:
     input_shape = array_ops.shape(x)
     reduction_indices = array_ops.reshape(op.inputs[1], [-1])
     if not op.get_attr("keep_dims"):
-        grad = array_ops.reshape(grad, _kept_dims_shape(x, op.inputs[1], input_shape))
+        kept = _kept_dims_shape(x, op.inputs[1], input_shape, as_array=True)
+        grad = array_ops.reshape(grad, kept)
     grad = array_ops.broadcast_to(grad, input_shape)
     rank = array_ops.rank(x)
     reduced = (math_ops.cast(reduction_indices, rank.dtype) + rank) % rank
@@ -491,6 +492,14 @@ def _prod_grad(op: Any, grad: Any) -> Any:
     reduced_num = math_ops.reduce_prod(array_ops.gather(input_shape, reduced))
     other_num = math_ops.reduce_prod(array_ops.gather(input_shape, other))
     permuted = array_ops.transpose(x, perm)
+    axes = constant_value(op.inputs[1])
+    if x.shape.is_fully_defined() and axes is not None:
+        # TF's C++ shape refiner evaluates the constant perm (ListDiff, FloorMod, ...),
+        # so the permuted shape is static there and Shape folds to a Const.
+        dims = x.shape.as_list()
+        first = [int(a) % len(dims) for a in np.reshape(axes, [-1])]
+        order = first + [d for d in range(len(dims)) if d not in first]
+        permuted.set_shape([dims[d] for d in order])
     permuted_shape = array_ops.shape(permuted)
     reshaped = array_ops.reshape(permuted, (reduced_num, other_num))
     left = math_ops.cumprod(reshaped, axis=0, exclusive=True)
