@@ -711,6 +711,24 @@ def strided_slice_index(
     return tuple(index)
 
 
+@_reg("GatherNd")
+def _gather_nd(op: Any) -> list[Any]:
+    """TF's GatherNdShape: indices.shape[:-1] + params.shape[indices.shape[-1]:]."""
+    params, indices = _in(op, 0), _in(op, 1)
+    for s in (params, indices):
+        if s.ndims == 0:
+            raise ShapeError("Shape must be at least rank 1 but is rank 0")
+    if params.ndims is None or indices.ndims is None or indices[-1] is None:
+        return [UNKNOWN]
+    r = indices[-1]
+    if r > params.ndims:
+        raise ShapeError(
+            f"indices.shape[-1] must be <= params.rank, but saw indices shape: "
+            f"{indices.debug_string()} and params shape: {params.debug_string()}"
+        )
+    return [TensorShape(indices.as_list()[:-1] + params.as_list()[r:])]
+
+
 @_reg("Gather", "GatherV2", "ResourceGather")
 def _gather(op: Any) -> list[Any]:
     params = (

@@ -288,8 +288,10 @@ def conv2d_transpose(
         attrs = {"strides": s, "padding": padding, "data_format": data_format}
         if dilations is not None:
             attrs["dilations"] = list(dilations)
-        shape = convert_to_tensor(output_shape, dtype=dtypes.int32, name="output_shape")
-        return apply_op("Conv2DBackpropInput", [shape, filter, value], attrs, scope).outputs[0]
+        # output_shape converts under the op, as its input_sizes (TF's conv2d_transpose_v2).
+        return apply_op("Conv2DBackpropInput", [output_shape, filter, value], attrs, scope).outputs[
+            0
+        ]
 
 
 def conv3d(

@@ -1,6 +1,7 @@
 """Client APIs TensorFlow's compat.v1 has and the graph sweep covers: check_numerics,
 ensure_shape, nn.fused_batch_norm (training and inference), math.reciprocal, and
-reduce_prod's gradient (cumprods, exact with zeros), compared value for value with TF.
+reduce_prod's gradient (cumprods, exact with zeros), gather_nd's static shape and
+conv2d_transpose, compared value for value with TF.
 (Their GraphDefs: tests/client/test_graph_sweep.py.)"""
 
 from __future__ import annotations
@@ -131,3 +132,37 @@ def test_reduce_prod_gradient_with_a_fed_axis_and_shape_matches_tensorflow():
                 return sess.run(g, {x: v, axis: [2, 0]})
 
     assert_close(run(client), run(tf1))
+
+
+@pytest.mark.parametrize(
+    "params_shape,indices",
+    [((2, 3), [[0, 1], [1, 2]]), ((2, 3, 4), [[1], [0]]), ((2, 3), [[[0, 2]]]), ((4,), [[3]])],
+)
+def test_gather_nd_static_shape_and_gradient_match_tensorflow(params_shape, indices):
+    v = np.arange(np.prod(params_shape), dtype=np.float32).reshape(params_shape) / 3.0
+
+    def build(api):
+        x = api.constant(v)
+        y = api.gather_nd(x, indices)
+        shapes.append(y.shape.as_list())
+        g = api.gradients(api.reduce_sum(y * y), x)
+        return lambda sess: sess.run([y, g])
+
+    shapes: list = []
+    ours, theirs, _, _ = run_both(build)
+    assert shapes[0] == shapes[1]
+    assert_close(ours, theirs)
+
+
+def test_conv2d_transpose_and_its_gradients_match_tensorflow():
+    x = RNG.randn(1, 4, 4, 3).astype(np.float32)
+    w = RNG.randn(2, 2, 2, 3).astype(np.float32)
+
+    def build(api):
+        xt, wt = api.constant(x), api.constant(w)
+        y = api.nn.conv2d_transpose(xt, wt, [1, 4, 4, 2], [1, 1, 1, 1], "SAME")
+        grads = api.gradients(api.reduce_sum(y * _weights([1, 4, 4, 2])), [xt, wt])
+        return lambda sess: sess.run([y, grads])
+
+    ours, theirs, _, _ = run_both(build)
+    assert_close(ours, theirs, rtol=1e-4, atol=1e-4)

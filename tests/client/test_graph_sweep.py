@@ -127,8 +127,6 @@ def build_both(build):
 # Case name -> why the client's graph differs from TensorFlow's on purpose.
 # Entries marked "not yet" are work left, not choices.
 KNOWN_DIFFERENCES: dict[str, str] = {
-    "grad_Conv2DBackpropInput": "not yet: nn.conv2d_transpose's and its gradient's scopes",
-    "grad_GatherNd": "not yet: no static shape function for GatherNd (TF's is a Const Shape)",
     "grad_ParallelDynamicStitch": (
         "TF's C++ shape inference folds constant ids through DynamicPartition into a static "
         "stitch shape (a Const Shape in the Reshape gradient); the client's stitch shape "

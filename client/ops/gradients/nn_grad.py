@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from client.framework.gradient_registry import RegisterGradient
+from client.framework.indexed_slices import IndexedSlices
 from client.framework.op_builder import apply_op
 from client.ops import array_ops, math_ops, nn_ops
 from client.ops.gradients.util import attrs_of, op1
@@ -272,4 +273,7 @@ def _selu_grad(op: Any, grad: Any) -> Any:
 def _gather_nd_grad(op: Any, grad: Any) -> Any:
     params, indices = op.inputs[0], op.inputs[1]
     shape = array_ops.shape(params, out_type=indices.dtype)
+    if indices.shape.ndims == 2 and indices.shape[-1] == 1:
+        # TF's _GatherNdGrad: whole rows gathered give IndexedSlices, as gather's do.
+        return [IndexedSlices(grad, array_ops.squeeze(indices, axis=-1), shape), None]
     return [apply_op("ScatterNd", [indices, grad, shape], {}).outputs[0], None]
