@@ -1,7 +1,14 @@
 """tf.train.SyncReplicasOptimizer in one process against tensorflow.compat.v1: the same
 node names for its accumulators, token queue and init ops, and the same values after every
 step for dense and sparse (embedding, SparseConditionalAccumulator) gradients, one replica
-driving the chief's queue runner as a MonitoredSession hook would."""
+driving the chief's queue runner as a MonitoredSession hook would.
+
+The value tests start with no token on the queue (`get_init_tokens_op(num_tokens=0)`): each
+train op then returns only once the chief's queue runner has applied that step's update
+and put the next token on the queue. With the default first token a replica runs one step
+ahead of the update (`test_first_token_lets_the_replica_run_ahead`), so what the next
+`sess.run` reads, and whether a later gradient is dropped as stale, depend on when the
+queue runner's thread gets to run: in TensorFlow as here."""
 
 from __future__ import annotations
 
@@ -44,7 +51,7 @@ def _model(sparse: bool):
             tf.train.GradientDescentOptimizer(0.1), replicas_to_aggregate=1
         )
         train = opt.minimize(loss, global_step=gs)
-        init_tokens = opt.get_init_tokens_op()
+        init_tokens = opt.get_init_tokens_op(num_tokens=0)
         runner = opt.get_chief_queue_runner()
 
         def steps(sess):
@@ -80,3 +87,32 @@ def test_same_nodes_and_values_as_tensorflow(sparse):
     for name in wanted:
         assert name in tf_names, name
         assert name in names, name
+
+
+def test_first_token_lets_the_replica_run_ahead():
+    """With the default first token and no queue runner, the train op returns before any
+    update: the global step and the weights are unchanged, the local step is the token's."""
+
+    def build(tf):
+        gs = tf.train.get_or_create_global_step()
+        w = tf.get_variable("w", initializer=np.ones([2, 1], np.float32), use_resource=True)
+        loss = tf.reduce_sum(tf.matmul(tf.constant([[1.0, 2.0]]), w))
+        opt = tf.train.SyncReplicasOptimizer(
+            tf.train.GradientDescentOptimizer(0.1), replicas_to_aggregate=1
+        )
+        train = opt.minimize(loss, global_step=gs)
+        init_tokens = opt.get_init_tokens_op()
+        local_step = [v for v in tf.local_variables() if "sync_rep_local_step" in v.op.name]
+
+        def steps(sess):
+            sess.run(opt.chief_init_op)
+            sess.run(init_tokens)
+            sess.run(train)
+            return sess.run([gs, w, local_step[0]])
+
+        return steps
+
+    ours, theirs, _, _ = run_both(build)
+    assert_close(ours, theirs)
+    assert ours[0] == 0
+    np.testing.assert_array_equal(ours[1], np.ones([2, 1], np.float32))
