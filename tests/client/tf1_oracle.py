@@ -4,13 +4,17 @@
 tensorflow.compat.v1, initializes both, copies TensorFlow's initial variable values into
 the client's variables by name (so the check covers the model, not the random draw; a
 variable TensorFlow has and the client lacks fails the test), and runs the program's steps
-in each session. TF 2.21 serves compat.v1.layers and rnn_cell from tf_keras
+in each session. TensorFlow's graph is built with Python's `random` seeded (its state
+restored after): tf_keras's initializers without a seed (rnn_cell, layers) draw their op
+seeds from it, so unseeded the initial values, and how close float32 sums land, changed
+from process to process. TF 2.21 serves compat.v1.layers and rnn_cell from tf_keras
 (TF_USE_LEGACY_KERAS=1); without tf_keras those tests skip.
 """
 
 from __future__ import annotations
 
 import os
+import random
 
 import numpy as np
 import pytest
@@ -29,7 +33,12 @@ def need_tf_keras() -> None:
 def _run(tf, build, target, values):
     g = tf.Graph()
     with g.as_default():
-        steps = build(tf)
+        state = random.getstate()
+        random.seed(0)
+        try:
+            steps = build(tf)
+        finally:
+            random.setstate(state)
         init = [tf.global_variables_initializer(), tf.local_variables_initializer()]
         names = [n.name for n in g.as_graph_def().node]
         with tf.Session(target, graph=g) as sess:
