@@ -109,10 +109,21 @@ def softmax_cross_entropy_with_logits_v2(
         labels = math_ops.cast(labels, logits.dtype)
         input_rank = array_ops.rank(logits)
         static = logits.shape
-        if axis != -1:
-            raise NotImplementedError(
-                "softmax_cross_entropy_with_logits: only the last axis is supported"
-            )
+        if axis != -1:  # the class axis moved last, as TF's helper does
+
+            def move_to_end(t: Any) -> Any:
+                perm = array_ops.concat(
+                    [
+                        math_ops.range(axis),
+                        math_ops.range(axis + 1, input_rank),
+                        [axis],
+                    ],
+                    0,
+                )
+                return array_ops.transpose(t, perm)
+
+            logits = move_to_end(logits)
+            labels = move_to_end(labels)
         input_shape = array_ops.shape(logits)
         flat_logits = _flatten_outer_dims(logits)
         flat_labels = _flatten_outer_dims(labels)
@@ -122,7 +133,9 @@ def softmax_cross_entropy_with_logits_v2(
         output_shape = array_ops.slice(input_shape, [0], [math_ops.subtract(input_rank, 1)])
         cost = array_ops.reshape(cost, output_shape)
         if static.ndims is not None:
-            cost.set_shape(static.as_list()[:-1])
+            dims = static.as_list()
+            del dims[axis]
+            cost.set_shape(dims)
         return cost
 
 

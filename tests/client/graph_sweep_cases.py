@@ -224,6 +224,10 @@ GRADIENT_CASES = {
         lambda api, x, y: api.nn.softmax_cross_entropy_with_logits_v2(labels=y, logits=x),
         lambda api: (_x(api), _x(api, name="labels")),
     ),
+    "SoftmaxCrossEntropyWithLogits_axis0": _grad_of(
+        lambda api, x, y: api.nn.softmax_cross_entropy_with_logits_v2(labels=y, logits=x, axis=0),
+        lambda api: (_x(api), _x(api, name="labels")),
+    ),
     "Softplus": _grad(lambda api, x: api.nn.softplus(x)),
     "Softsign": _grad(lambda api, x: api.nn.softsign(x)),
     "SpaceToBatchND": _grad(
