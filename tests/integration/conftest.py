@@ -3,6 +3,7 @@ their CLIs on free loopback ports; teardown asserts every child process has exit
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 
 import pytest
@@ -21,21 +22,24 @@ def _stop(cluster: LocalCluster) -> None:
     assert left == [], f"child processes left running: {left}"
 
 
-@pytest.fixture(scope="module")
-def shared_cluster() -> Iterator[LocalCluster]:
-    """One cluster for a module's read-mostly tests."""
-    cluster = _start()
+@contextlib.contextmanager
+def running(cluster: LocalCluster) -> Iterator[LocalCluster]:
+    """A started `cluster`, stopped on exit with no child process left running."""
     try:
         yield cluster
     finally:
         _stop(cluster)
+
+
+@pytest.fixture(scope="module")
+def shared_cluster() -> Iterator[LocalCluster]:
+    """One cluster for a module's read-mostly tests."""
+    with running(_start()) as cluster:
+        yield cluster
 
 
 @pytest.fixture
 def fresh_cluster() -> Iterator[LocalCluster]:
     """A cluster of its own, for tests that kill tasks."""
-    cluster = _start()
-    try:
+    with running(_start()) as cluster:
         yield cluster
-    finally:
-        _stop(cluster)

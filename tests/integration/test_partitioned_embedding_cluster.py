@@ -13,6 +13,7 @@ import pytest
 
 import client
 from deploy.launcher import LocalCluster
+from tests.integration.conftest import running
 
 tf_real = pytest.importorskip("tensorflow")
 tf1 = tf_real.compat.v1
@@ -28,13 +29,8 @@ CONTEXT = [RNG.randint(0, VOCAB, (BATCH, 1)).astype(np.int64) for _ in range(STE
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[LocalCluster]:
-    started = LocalCluster(jobs={"worker": 2, "ps": 2}).start()
-    try:
+    with running(LocalCluster(jobs={"worker": 2, "ps": 2}).start()) as started:
         yield started
-    finally:
-        tasks = list(started.tasks.values())
-        started.stop()
-        assert [t.name for t in tasks if t.proc.poll() is None] == []
 
 
 def _device(tf, name: str | None):

@@ -15,6 +15,7 @@ import pytest
 
 import client
 from deploy.launcher import LocalCluster
+from tests.integration.conftest import running
 
 tf_real = pytest.importorskip("tensorflow")
 tf1 = tf_real.compat.v1
@@ -28,13 +29,8 @@ LABELS = [RNG.randn(6, 1).astype(np.float32) for _ in range(STEPS)]
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[LocalCluster]:
-    started = LocalCluster(jobs={"worker": 1, "ps": 2}).start()
-    try:
+    with running(LocalCluster(jobs={"worker": 1, "ps": 2}).start()) as started:
         yield started
-    finally:
-        tasks = list(started.tasks.values())
-        started.stop()
-        assert [t.name for t in tasks if t.proc.poll() is None] == []
 
 
 def _program(t: Any, target: str, placed: bool, prefix: str | None) -> dict[str, Any]:
