@@ -275,24 +275,24 @@ def _placeholder(op: Any) -> list[Any]:
     return [TensorShape(_attr(op, "shape"))]
 
 
-@_reg("PlaceholderWithDefault")
-def _placeholder_with_default(op: Any) -> list[Any]:
+def _attr_shape_of_input(op: Any) -> Any:
+    """The op's `shape` attr, which its input's shape must be compatible with."""
     shape = TensorShape(_attr(op, "shape"))
     if not _in(op).is_compatible_with(shape):
         raise ShapeError(
             f"Shapes {_in(op).debug_string()} and {shape.debug_string()} are incompatible"
         )
-    return [shape]
+    return shape
+
+
+@_reg("PlaceholderWithDefault")
+def _placeholder_with_default(op: Any) -> list[Any]:
+    return [_attr_shape_of_input(op)]
 
 
 @_reg("EnsureShape")
 def _ensure_shape(op: Any) -> list[Any]:
-    shape = TensorShape(_attr(op, "shape"))
-    if not _in(op).is_compatible_with(shape):
-        raise ShapeError(
-            f"Shapes {_in(op).debug_string()} and {shape.debug_string()} are incompatible"
-        )
-    return [_in(op).merge_with(shape)]
+    return [_in(op).merge_with(_attr_shape_of_input(op))]
 
 
 @_reg("Const")
