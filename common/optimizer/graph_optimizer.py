@@ -16,8 +16,9 @@ function calls (PartitionedCall, StatefulPartitionedCall, plain calls) are inlin
 the caller will look up later). _Send/_Recv/_Arg/_Retval, stateful ops and control-flow
 ops are always kept. The passes loop until nothing changes or `MAX_ROUNDS` rounds:
 
-    dead-node removal -> Identity removal -> constant folding (+ dead-node removal)
-    -> common-subexpression elimination
+    dead-node removal -> Identity removal -> dependency optimization (Identity and NoOp
+    nodes that only order others; off when RewriterConfig turns dependency_optimization
+    OFF) -> constant folding (+ dead-node removal) -> common-subexpression elimination
 
 and then, where OptimizerOptions.global_jit_level is ON_1/ON_2 or RewriterConfig.remapping
 is ON (`rewrite_options`), elementwise fusion (common.optimizer.fuse_elementwise).
@@ -38,6 +39,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from common.graph.graph import Graph
+from common.optimizer import dependency
 from common.optimizer import fuse_elementwise as fusion
 from common.optimizer.constant_folding import DEFAULT_MAX_CONSTANT_BYTES, constant_fold
 from common.optimizer.cse import eliminate_common_subexpressions
@@ -73,11 +75,16 @@ class OptimizeStats:
     identities_removed: int = 0
     dead_removed: int = 0
     fused_removed: int = 0
+    dependencies_removed: int = 0
 
     @property
     def changed(self) -> bool:
         return bool(
-            self.cse_removed + self.constants_folded + self.identities_removed + self.dead_removed
+            self.cse_removed
+            + self.constants_folded
+            + self.identities_removed
+            + self.dead_removed
+            + self.dependencies_removed
         )
 
 
@@ -129,6 +136,7 @@ def optimize_graph(
             stats.fused_removed = fusion.fuse_elementwise(graph, keep)
         return stats
     names = itertools.count()  # folded Const names stay unique across rounds
+    dependencies = dependency.enabled(rewrite_options)
     for _ in range(MAX_ROUNDS):
         stats.rounds += 1
         changed = False
@@ -137,6 +145,10 @@ def optimize_graph(
         n2 = remove_identity_nodes(graph, keep)
         stats.identities_removed += n2
         changed |= bool(n or n2)
+        if dependencies:
+            n = dependency.optimize_dependencies(graph, keep)
+            stats.dependencies_removed += n
+            changed |= bool(n)
         if passes.constant_folding:
             n = constant_fold(
                 graph,
