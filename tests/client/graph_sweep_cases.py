@@ -350,6 +350,17 @@ LAYER_CASES = {
     "batch_normalization_infer": _layer_case(
         lambda api, x: api.layers.batch_normalization(x, training=False), (2, 5)
     ),
+    "batch_normalization_2d": _layer_case(
+        lambda api, x: api.layers.batch_normalization(x, training=True), (2, 5)
+    ),
+    "batch_normalization_fused_infer": _layer_case(
+        lambda api, x: api.layers.batch_normalization(x, training=False)
+    ),
+    "batch_normalization_no_center_scale": _layer_case(
+        lambda api, x: api.layers.batch_normalization(
+            x, axis=1, center=False, scale=False, training=True
+        )
+    ),
     "nn_dropout": _layer_case(lambda api, x: api.nn.dropout(x, keep_prob=0.8), (2, 5)),
 }
 
