@@ -528,6 +528,22 @@ RNN_CASES = {
         ),
         "static",
     ),
+    "multi_dynamic": _rnn_case(
+        lambda api: api.nn.rnn_cell.MultiRNNCell(
+            [api.nn.rnn_cell.GRUCell(3), api.nn.rnn_cell.BasicRNNCell(4)]
+        )
+    ),
+    "multi_dropout_static": _rnn_case(
+        lambda api: api.nn.rnn_cell.MultiRNNCell(
+            [
+                api.nn.rnn_cell.DropoutWrapper(
+                    api.nn.rnn_cell.BasicRNNCell(5), output_keep_prob=0.5, seed=2
+                ),
+                api.nn.rnn_cell.LSTMCell(3),
+            ]
+        ),
+        "static",
+    ),
     "dropout_static": _rnn_case(
         lambda api: api.nn.rnn_cell.DropoutWrapper(
             api.nn.rnn_cell.BasicRNNCell(5), output_keep_prob=0.5, seed=2

@@ -146,10 +146,6 @@ KNOWN_DIFFERENCES: dict[str, str] = {
         "from Python's random module (StatelessRandomUniformV2 with that seed); the client "
         "keeps TF1's glorot_uniform_initializer (RandomUniform)"
     ),
-    "rnn_multi_static": (
-        "not yet: TF's static_rnn builds a MultiRNNCell's first step under a doubled "
-        "'rnn/rnn/multi_rnn_cell' name scope (variables stay under 'rnn/multi_rnn_cell')"
-    ),
     "misc_nce_loss": (
         "not yet: _compute_sampled_logits takes the labels' Shape again for the true logits"
     ),
