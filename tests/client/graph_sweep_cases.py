@@ -484,6 +484,13 @@ METRIC_CASES = {
         api.placeholder(api.float32, [4], name="preds"),
         num_thresholds=5,
     ),
+    "auc_cast_inputs": lambda api: api.metrics.auc(
+        api.placeholder(api.int64, [4], name="labels"),
+        api.placeholder(api.float64, [4], name="preds"),
+        weights=api.placeholder(api.float32, [4], name="weights"),
+        num_thresholds=4,
+        curve="PR",
+    ),
 }
 
 

@@ -150,10 +150,6 @@ KNOWN_DIFFERENCES: dict[str, str] = {
         "not yet: _compute_sampled_logits takes the labels' Shape again for the true logits"
     ),
     "misc_sampled_softmax_loss": "not yet: _compute_sampled_logits layout, as nce_loss",
-    "metric_auc": (
-        "not yet: TF's auc first asserts predictions in [0, 1] (assert_greater_equal / "
-        "assert_less_equal, each guarded by a functional If); the client builds no asserts"
-    ),
 }
 
 
