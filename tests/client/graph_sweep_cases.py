@@ -592,7 +592,18 @@ def _image_case(fn, shape=(1, 4, 4, 3)):
     return lambda api: fn(api, api.placeholder(api.float32, list(shape), name="img"))
 
 
+def _asserts(api):
+    """tf.Assert on float data (guarded by a functional If) and on int32 / string data."""
+    x = api.placeholder(api.float32, [2], name="x")
+    n = api.placeholder(api.int32, [], name="n")
+    a = api.Assert(api.reduce_all(x > 0), ["x must be positive", x], name="pos")
+    b = api.Assert(n > 0, ["n", n])
+    with api.control_dependencies([a, b]):
+        api.identity(x)
+
+
 MISC_CASES = {
+    "asserts": _asserts,
     "nce_loss": _sampled_case(lambda api: api.nn.nce_loss),
     "sampled_softmax_loss": _sampled_case(lambda api: api.nn.sampled_softmax_loss),
     "embedding_lookup": _embedding,
