@@ -11,7 +11,7 @@ from client.framework import dtypes
 from client.framework import ops as _ops
 from client.framework.op_builder import convert_to_tensor
 from client.losses import broadcast_weights, remove_squeezable_dimensions
-from client.ops import array_ops, math_ops
+from client.ops import array_ops, check_ops, math_ops
 from client.ops import variable_scope as vs
 from client.ops.variables import Variable, VariableAggregation, VariableSynchronization
 
@@ -28,7 +28,11 @@ class _UnreadVariable:
         with _ops.control_dependencies([self.op]):
             return self._var._lazy_read()
 
+    value = read  # operators read the value first, in the caller's scope, as a Variable's
 
+
+for _name in Variable._OPERATORS:
+    setattr(_UnreadVariable, _name, getattr(Variable, _name))
 _ops.register_tensor_conversion_function(_UnreadVariable, lambda v, dtype=None, name=None: v.read())
 
 
@@ -184,9 +188,22 @@ recall = _ratio("recall", false_negatives)
 def _confusion_matrix_at_thresholds(
     labels: Any, predictions: Any, thresholds: list[float], weights: Any
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    labels, predictions, weights = remove_squeezable_dimensions(
-        math_ops.cast(labels, dtypes.bool), math_ops.cast(predictions, dtypes.float32), weights
-    )
+    predictions = convert_to_tensor(predictions)
+    message = "predictions must be in [0, 1]"
+    with _ops.control_dependencies(
+        [
+            check_ops.assert_greater_equal(
+                predictions, math_ops.cast(0.0, predictions.dtype), message=message
+            ),
+            check_ops.assert_less_equal(
+                predictions, math_ops.cast(1.0, predictions.dtype), message=message
+            ),
+        ]
+    ):  # guards only the casts below: none when the dtypes already match, as in TF
+        predictions = math_ops.cast(predictions, dtypes.float32)  # cast first, as TF
+        labels, predictions, weights = remove_squeezable_dimensions(
+            math_ops.cast(labels, dtypes.bool), predictions, weights
+        )
     n = len(thresholds)
     predictions_2d = array_ops.reshape(predictions, [-1, 1])
     labels_2d = array_ops.reshape(math_ops.cast(labels, dtypes.bool), [1, -1])
@@ -218,7 +235,7 @@ def _confusion_matrix_at_thresholds(
         hit = math_ops.cast(math_ops.logical_and(a, b), dtypes.float32)
         if weights_tiled is not None:
             hit *= weights_tiled
-        updates[key] = var.assign_add(math_ops.reduce_sum(hit, 1))
+        updates[key] = _assign_add(var, math_ops.reduce_sum(hit, 1))
         values[key] = var
     return values, updates
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from client.framework import dtypes
 from client.framework import ops as _ops
-from client.framework.op_builder import apply_op, convert_to_tensor
+from client.framework.op_builder import constant, convert_to_tensor
 from client.layers.base import Layer
 from client.ops import array_ops, control_flow_ops, init_ops, math_ops, nn_ops
 
@@ -94,13 +94,19 @@ class BatchNormalization(Layer):
             "moving_variance", shape, dt, self.moving_variance_initializer, trainable=False
         )
 
-    def _assign_moving_average(self, variable: Any, value: Any) -> Any:
-        with _ops.name_scope(None, "AssignMovingAvg") as scope, _ops.colocate_with(variable.handle):
-            decay = convert_to_tensor(1.0 - self.momentum, name="decay")
+    def _assign_moving_average(self, variable: Any, value: Any, momentum: Any) -> Any:
+        """tf_keras' update: moving -= (moving - value) * (1 - momentum), by
+        tf.compat.v1.assign_sub (which names no op: "AssignMovingAvg/AssignSubVariableOp")
+        and its read of the new value; the update op goes in UPDATE_OPS."""
+        with _ops.name_scope(None, "AssignMovingAvg"), _ops.colocate_with(variable.handle):
+            decay = convert_to_tensor(1.0 - momentum, name="decay")
             if decay.dtype != variable.dtype.base_dtype:
                 decay = math_ops.cast(decay, variable.dtype.base_dtype)
             delta = (variable - math_ops.cast(value, variable.dtype)) * decay
-            return variable.assign_sub(delta, name=scope, read_value=False)
+            update = variable.assign_sub(delta, read_value=False)
+            with _ops.control_dependencies([update]):
+                variable._lazy_read()
+            return update
 
     def call(self, inputs: Any, training: Any = False) -> Any:
         inputs = convert_to_tensor(inputs)
@@ -126,8 +132,10 @@ class BatchNormalization(Layer):
 
         if training:
             mean, variance = nn_ops.moments(inputs, reduction_axes)
-            self.add_update(self._assign_moving_average(self.moving_mean, mean))
-            self.add_update(self._assign_moving_average(self.moving_variance, variance))
+            self.add_update(self._assign_moving_average(self.moving_mean, mean, self.momentum))
+            self.add_update(
+                self._assign_moving_average(self.moving_variance, variance, self.momentum)
+            )
         else:  # read inside batch_normalization's scope, where TF reads them
             mean, variance = self.moving_mean, self.moving_variance
         return batch_normalization(
@@ -135,28 +143,26 @@ class BatchNormalization(Layer):
         )
 
     def _fused(self, inputs: Any, training: bool) -> Any:
-        n = int(inputs.shape[self._axis])
-        gamma = self.gamma if self.gamma is not None else array_ops.ones([n])
-        beta = self.beta if self.beta is not None else array_ops.zeros([n])
-        fmt = "NHWC" if self._axis == 3 else "NCHW"
-        empty = convert_to_tensor(np.zeros([0], np.float32))
-        mean_in = empty if training else convert_to_tensor(self.moving_mean)
-        var_in = empty if training else convert_to_tensor(self.moving_variance)
-        op = apply_op(
-            "FusedBatchNormV3",
-            [inputs, gamma, beta, mean_in, var_in],
-            {
-                "epsilon": self.epsilon,
-                "data_format": fmt,
-                "is_training": training,
-                "exponential_avg_factor": 1.0,
-            },
-            "FusedBatchNormV3",
+        """tf_keras' _fused_batch_norm in graph mode: the moving statistics feed the op in
+        training too, and the momentum is a Const tensor the updates subtract from 1."""
+        shape = [int(inputs.shape[self._axis])]
+        beta = self.beta if self.center else constant(np.zeros(shape, np.float32))
+        gamma = self.gamma if self.scale else constant(np.ones(shape, np.float32))
+        output, mean, variance = nn_ops.fused_batch_norm(
+            inputs,
+            gamma,
+            beta,
+            mean=self.moving_mean,
+            variance=self.moving_variance,
+            epsilon=self.epsilon,
+            data_format="NHWC" if self._axis == 3 else "NCHW",
+            is_training=training,
         )
         if training:
-            self.add_update(self._assign_moving_average(self.moving_mean, op.outputs[1]))
-            self.add_update(self._assign_moving_average(self.moving_variance, op.outputs[2]))
-        return op.outputs[0]
+            momentum = convert_to_tensor(self.momentum)
+            self.add_update(self._assign_moving_average(self.moving_mean, mean, momentum))
+            self.add_update(self._assign_moving_average(self.moving_variance, variance, momentum))
+        return output
 
 
 def batch_normalization(

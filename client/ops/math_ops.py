@@ -128,7 +128,14 @@ def logical_xor(x: Any, y: Any, name: str = "LogicalXor") -> Any:
 
 
 def divide(x: Any, y: Any, name: str | None = None) -> Any:
-    return truediv(x, y, name=name)
+    """TF's divide: with a name, truediv under it; without, `x` becomes a tensor in the
+    caller's scope (a variable read there, a Python number a Const of y's dtype) and
+    `x / y` divides it."""
+    if name is not None:
+        return truediv(x, y, name=name)
+    if not isinstance(x, _ops.Tensor):
+        x = convert_to_tensor(x, dtype=y.dtype.base_dtype if isinstance(y, _ops.Tensor) else None)
+    return x / y
 
 
 def truediv(x: Any, y: Any, name: str | None = None) -> Any:

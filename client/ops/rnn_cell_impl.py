@@ -117,12 +117,16 @@ class RNNCell(Layer):
         raise NotImplementedError
 
     def __call__(self, inputs: Any, state: Any, scope: Any = None, **kwargs: Any) -> Any:
+        """TF's RNNCell.__call__: without a scope, re-enters the variable scope current at
+        the first call, with its name scope opened under the current one (static_rnn's
+        MultiRNNCell ops go in "rnn/rnn/multi_rnn_cell", its variables in
+        "rnn/multi_rnn_cell")."""
         if scope is not None:
             with vs.variable_scope(scope) as s:
                 return super().__call__(inputs, state, scope=s, **kwargs)
         if self._rnncell_scope is None:
             self._rnncell_scope = vs.get_variable_scope()
-        with vs.variable_scope(self._rnncell_scope, auxiliary_name_scope=False):
+        with vs.variable_scope(self._rnncell_scope):
             return super().__call__(inputs, state, **kwargs)
 
     def get_initial_state(
@@ -139,6 +143,14 @@ class RNNCell(Layer):
     def zero_state(self, batch_size: Any, dtype: Any) -> Any:
         with _ops.name_scope(type(self).__name__ + "ZeroState", values=[batch_size]):
             return _zero_state_tensors(self.state_size, batch_size, dtype)
+
+
+class LayerRNNCell(RNNCell):
+    """TF's LayerRNNCell (the built-in cells): a plain layer call, in the layer's own
+    scope, without RNNCell's re-entered variable scope."""
+
+    def __call__(self, inputs: Any, state: Any, scope: Any = None, **kwargs: Any) -> Any:
+        return Layer.__call__(self, inputs, state, scope=scope, **kwargs)
 
 
 def _input_depth(inputs_shape: Any, cls: str) -> int:
@@ -161,7 +173,7 @@ def _add_kernel_and_bias(
     return kernel, cell.add_weight(_BIAS, bias_shape, initializer=zeros)
 
 
-class BasicRNNCell(RNNCell):
+class BasicRNNCell(LayerRNNCell):
     def __init__(
         self,
         num_units: int,
@@ -188,7 +200,7 @@ class BasicRNNCell(RNNCell):
         return output, output
 
 
-class GRUCell(RNNCell):
+class GRUCell(LayerRNNCell):
     def __init__(
         self,
         num_units: int,
@@ -240,7 +252,7 @@ class GRUCell(RNNCell):
         return new_h, new_h
 
 
-class BasicLSTMCell(RNNCell):
+class BasicLSTMCell(LayerRNNCell):
     def __init__(
         self,
         num_units: int,
@@ -289,7 +301,7 @@ class BasicLSTMCell(RNNCell):
         return new_h, array_ops.concat([new_c, new_h], 1)
 
 
-class LSTMCell(RNNCell):
+class LSTMCell(LayerRNNCell):
     def __init__(
         self,
         num_units: int,

@@ -353,7 +353,7 @@ class Variable:
 
         return method
 
-    for _n in [
+    _OPERATORS = (
         "__add__",
         "__radd__",
         "__sub__",
@@ -380,7 +380,8 @@ class Variable:
         "__and__",
         "__or__",
         "__invert__",
-    ]:
+    )
+    for _n in _OPERATORS:
         locals()[_n] = _op(_n)
     del _n, _op
 

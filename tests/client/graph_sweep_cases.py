@@ -350,6 +350,17 @@ LAYER_CASES = {
     "batch_normalization_infer": _layer_case(
         lambda api, x: api.layers.batch_normalization(x, training=False), (2, 5)
     ),
+    "batch_normalization_2d": _layer_case(
+        lambda api, x: api.layers.batch_normalization(x, training=True), (2, 5)
+    ),
+    "batch_normalization_fused_infer": _layer_case(
+        lambda api, x: api.layers.batch_normalization(x, training=False)
+    ),
+    "batch_normalization_no_center_scale": _layer_case(
+        lambda api, x: api.layers.batch_normalization(
+            x, axis=1, center=False, scale=False, training=True
+        )
+    ),
     "nn_dropout": _layer_case(lambda api, x: api.nn.dropout(x, keep_prob=0.8), (2, 5)),
 }
 
@@ -473,6 +484,13 @@ METRIC_CASES = {
         api.placeholder(api.float32, [4], name="preds"),
         num_thresholds=5,
     ),
+    "auc_cast_inputs": lambda api: api.metrics.auc(
+        api.placeholder(api.int64, [4], name="labels"),
+        api.placeholder(api.float64, [4], name="preds"),
+        weights=api.placeholder(api.float32, [4], name="weights"),
+        num_thresholds=4,
+        curve="PR",
+    ),
 }
 
 
@@ -517,6 +535,22 @@ RNN_CASES = {
         ),
         "static",
     ),
+    "multi_dynamic": _rnn_case(
+        lambda api: api.nn.rnn_cell.MultiRNNCell(
+            [api.nn.rnn_cell.GRUCell(3), api.nn.rnn_cell.BasicRNNCell(4)]
+        )
+    ),
+    "multi_dropout_static": _rnn_case(
+        lambda api: api.nn.rnn_cell.MultiRNNCell(
+            [
+                api.nn.rnn_cell.DropoutWrapper(
+                    api.nn.rnn_cell.BasicRNNCell(5), output_keep_prob=0.5, seed=2
+                ),
+                api.nn.rnn_cell.LSTMCell(3),
+            ]
+        ),
+        "static",
+    ),
     "dropout_static": _rnn_case(
         lambda api: api.nn.rnn_cell.DropoutWrapper(
             api.nn.rnn_cell.BasicRNNCell(5), output_keep_prob=0.5, seed=2
@@ -558,7 +592,18 @@ def _image_case(fn, shape=(1, 4, 4, 3)):
     return lambda api: fn(api, api.placeholder(api.float32, list(shape), name="img"))
 
 
+def _asserts(api):
+    """tf.Assert on float data (guarded by a functional If) and on int32 / string data."""
+    x = api.placeholder(api.float32, [2], name="x")
+    n = api.placeholder(api.int32, [], name="n")
+    a = api.Assert(api.reduce_all(x > 0), ["x must be positive", x], name="pos")
+    b = api.Assert(n > 0, ["n", n])
+    with api.control_dependencies([a, b]):
+        api.identity(x)
+
+
 MISC_CASES = {
+    "asserts": _asserts,
     "nce_loss": _sampled_case(lambda api: api.nn.nce_loss),
     "sampled_softmax_loss": _sampled_case(lambda api: api.nn.sampled_softmax_loss),
     "embedding_lookup": _embedding,

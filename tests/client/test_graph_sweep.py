@@ -146,22 +146,10 @@ KNOWN_DIFFERENCES: dict[str, str] = {
         "from Python's random module (StatelessRandomUniformV2 with that seed); the client "
         "keeps TF1's glorot_uniform_initializer (RandomUniform)"
     ),
-    "layer_batch_normalization": (
-        "not yet: tf_keras' fused training batch norm feeds the moving statistics and "
-        "updates them with momentum as (1 - momentum) Sub + AssignSub + read"
-    ),
-    "rnn_multi_static": (
-        "not yet: TF's static_rnn builds a MultiRNNCell's first step under a doubled "
-        "'rnn/rnn/multi_rnn_cell' name scope (variables stay under 'rnn/multi_rnn_cell')"
-    ),
     "misc_nce_loss": (
         "not yet: _compute_sampled_logits takes the labels' Shape again for the true logits"
     ),
     "misc_sampled_softmax_loss": "not yet: _compute_sampled_logits layout, as nce_loss",
-    "metric_auc": (
-        "not yet: TF's auc first asserts predictions in [0, 1] (assert_greater_equal / "
-        "assert_less_equal, each guarded by a functional If); the client builds no asserts"
-    ),
 }
 
 

@@ -138,6 +138,40 @@ def test_metrics_like_tf():
     assert out[2] == want[2]
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_auc_asserts_predictions_in_unit_range_like_tf(dtype):
+    """TF's auc asserts predictions in [0, 1] (each Assert guarded by a functional If,
+    which the runtime lowers to Switch/Merge), but only its casts wait on the asserts: a
+    float32 prediction out of range counts (no cast), a float64 one fails the step with
+    TF's InvalidArgumentError and updates nothing."""
+
+    def build(tf):
+        labels = tf.placeholder(tf.bool, [4], name="labels")
+        preds = tf.placeholder(getattr(tf, dtype), [4], name="preds")
+        _, update = tf.metrics.auc(labels, preds, num_thresholds=5)
+
+        def steps(sess):
+            out = []
+            for p in ([0.1, 1.5, 0.3, 0.2], [-0.5, 0.9, 0.3, 0.2], [0.1, 0.5, 0.3, 0.2]):
+                feed = {labels: [True, False, True, False], preds: p}
+                try:
+                    out.append(float(sess.run(update, feed)))
+                except tf.errors.InvalidArgumentError as e:
+                    lines = [ln for ln in e.message.splitlines() if "assertion failed" in ln]
+                    out.append((type(e).__name__, lines))
+            return out
+
+        return steps
+
+    out, want, _, _ = run_both(build)
+    assert [type(x) for x in out] == [type(x) for x in want]
+    assert [x for x in out if isinstance(x, tuple)] == [x for x in want if isinstance(x, tuple)]
+    assert_close(
+        [x for x in out if isinstance(x, float)], [x for x in want if isinstance(x, float)]
+    )
+    assert isinstance(out[0], tuple) == (dtype == "float64")
+
+
 @pytest.mark.parametrize("accidental_hits", [False, True])
 def test_sampled_losses_like_tf(accidental_hits):
     """nce_loss and sampled_softmax_loss over TF's own seeded log-uniform sampler: the same
