@@ -312,7 +312,9 @@ def _matmul(kc: KernelConstruction) -> Callable:
 def _product(a: np.ndarray, b: np.ndarray, ta: bool, tb: bool, out: np.dtype) -> np.ndarray:
     """MatMul's product in the compute type, as dtype `out`."""
     if tb and not ta and _flip_transposed_b(a, b):
-        # (b a^T)^T: the same products and sums (bit for bit on OpenBLAS), faster here.
+        # (b a^T)^T: the same products, summed in the order the kernel sums b's rows;
+        # bit for bit a @ b^T on OpenBLAS's SkylakeX kernels, not on its Haswell ones
+        # (there the last bits may differ, as between any two BLAS kernels).
         return mu.as_type(np.ascontiguousarray(np.matmul(b, a.T).T), out)
     am, bm = (a.T if ta else a), (b.T if tb else b)
     return mu.as_type(parallel_matmul(mu.upcast(am), mu.upcast(bm)), out)
