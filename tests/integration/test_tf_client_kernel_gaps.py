@@ -303,3 +303,43 @@ def test_tensor_array_written_in_a_loop_on_another_task_as_tensorflow(
     np.testing.assert_array_equal(ours[0], [0.5, 1.5])
     task = "/job:worker/replica:0/task:1" if colocate else "/job:worker/replica:0/task:0"
     assert ours[1] == theirs[1] == task
+
+
+def _invariant_read_on_another_task():
+    """A v1 loop on task 0 whose body adds, under task 1's device scope, a tensor from
+    outside the loop to a resource variable on task 0: the update follows its variable
+    to task 0, the loop-invariant Enter of the tensor stays on task 1, alone in its frame
+    there."""
+    w0, w1 = "/job:worker/task:0", "/job:worker/task:1"
+    with tf.device(w0):
+        v = tf1.Variable(0.0, use_resource=True, name=_uid("v"))
+        step = tf1.Variable(2.0, use_resource=True, name=_uid("step")).read_value()
+
+        def body(i):
+            with tf.device(w1):
+                update = v.assign_add(step)
+            with tf.control_dependencies([update]):
+                return i + 1
+
+        done = tf1.while_loop(lambda i: i < 3, body, [tf.constant(0)])
+        with tf.control_dependencies([done]):
+            return [done, v.read_value()]
+
+
+def test_v1_loop_invariant_entered_on_a_task_without_its_frame_returns(shared_cluster, tf_runtime):
+    """TF's partition moves a loop-invariant Enter next to its first consumer
+    (OptimizeControlFlowColocation) before adding control loops. Ours left it on task 1,
+    the frame's only node there: it ran in iteration 0 only, and task 0's _Recv of
+    iteration 1 waited until the step timed out."""
+    from tensorflow.python.ops import control_flow_v2_toggles
+
+    control_flow_v2_toggles.disable_control_flow_v2()
+    try:
+        t0 = time.monotonic()
+        ours = _run(shared_cluster.target, _invariant_read_on_another_task)
+        took = time.monotonic() - t0
+        theirs = _run(tf_runtime, _invariant_read_on_another_task)
+    finally:
+        control_flow_v2_toggles.enable_control_flow_v2()
+    assert ours == theirs == [3, 6.0]
+    assert took < 15, took  # not the step's 20 s timeout
