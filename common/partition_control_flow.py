@@ -17,6 +17,11 @@ condition turns false the skeleton's NextIteration is dead, the frame drains and
 every device. Skeleton nodes are named "_cloop..." (TF's ControlLoopName), which is how
 Partition() tells their control edges apart (`is_control_loop`).
 
+Before that, as TF does, control-flow nodes move next to their data
+(`optimize_control_flow_colocation`): a loop-invariant Enter whose consumers sit on another
+device than the one requested for it would otherwise be the only node of its frame there,
+run in iteration 0 only, and leave its consumers' _Recvs of later iterations waiting.
+
 Mutates the Graph it is given. Pure otherwise; not thread-safe for one Graph.
 """
 
@@ -205,10 +210,44 @@ class _ControlFlowAdder:
                 self.graph.add_control_edge(loop.merge, e.dst, allow_duplicates=True)
 
 
+def _colocated_device(node: Node) -> str | None:
+    """The device TF's OptimizeControlFlowColocation gives `node`, or None to keep its own:
+    a Switch goes with its data input, an Exit with its input, a (non-ref) Enter and a
+    NextIteration with their first data consumer."""
+    if node.op in ("Switch", "RefSwitch"):
+        found = [e.src for e in node.in_edges if e.dst_input == 0]
+    elif node.op in ("Exit", "RefExit"):
+        found = [e.src for e in node.in_edges if not e.is_control]
+    elif (node.op == "Enter" and node.input_types[0] < 100) or node.op == "NextIteration":
+        found = [e.dst for e in node.out_edges if not e.is_control]
+    else:
+        return None
+    return found[0].assigned_device if found else None
+
+
+def optimize_control_flow_colocation(graph: Graph) -> None:
+    """TF OptimizeControlFlowColocation, in TF's depth-first order from SOURCE (a node
+    takes its neighbour's device as it stands when the node is visited)."""
+    visited = bytearray(graph.num_node_ids)
+    stack = [graph.source]
+    while stack:
+        node = stack.pop()
+        if visited[node.id]:
+            continue
+        visited[node.id] = 1
+        if node.is_op:
+            device = _colocated_device(node)
+            if device is not None:
+                node.assigned_device = device
+        stack.extend(e.dst for e in node.out_edges if not visited[e.dst.id])
+
+
 def add_control_flow(graph: Graph, control_flow_info: list, new_name: NewName) -> int:
     """Add the control-loop scaffolding for every frame split across devices (TF
-    AddControlFlow); returns how many skeleton loops were added. `control_flow_info` is
+    AddControlFlow), after moving control-flow nodes next to their data; returns how many
+    skeleton loops were added. `control_flow_info` is
     `partition.build_control_flow_info(graph)` and is extended for the new nodes."""
+    optimize_control_flow_colocation(graph)
     adder = _ControlFlowAdder(graph, control_flow_info, new_name)
     adder.run()
     return len(adder.loops)

@@ -51,11 +51,12 @@ _COLOCATION_ATTR = "_class"
 _COLOCATION_PREFIX = b"loc:@"
 _METADATA_OPS = frozenset({"Shape", "ShapeN", "Size", "Rank"})
 _DATASET_OP = re.compile(r"Dataset(V\d+)?$")
-# Ops that forward resource/ref inputs instead of dereferencing them
-# (TF's REGISTER_INPUT_COLOCATION_EXEMPTION).
+# Ops that forward resource/ref inputs instead of dereferencing them, and so are not
+# colocated with the resource (TF's REGISTER_INPUT_COLOCATION_EXEMPTION). Identity and the
+# v1 control-flow ops (Enter, Switch, Merge, Exit, NextIteration) are not among them: TF
+# colocates them, and their consumers, with the handle they carry.
 _RESOURCE_COLOCATION_EXEMPT = frozenset(
     {
-        "Identity",
         "IdentityN",
         "PartitionedCall",
         "StatefulPartitionedCall",
@@ -63,11 +64,6 @@ _RESOURCE_COLOCATION_EXEMPT = frozenset(
         "While",
         "StatelessIf",
         "StatelessWhile",
-        "Switch",
-        "Merge",
-        "Enter",
-        "Exit",
-        "NextIteration",
     }
 )
 _TYPE_PRIORITY = {"GPU": 210, "CPU": 100}

@@ -38,6 +38,7 @@ class TaskServer:
         task: int,
         *,
         num_cpus: int = 1,
+        intra_op_threads: int = 0,
         bind_host: str | None = None,
         port: int | None = None,
         default_device: str | None = None,
@@ -60,6 +61,7 @@ class TaskServer:
             rpc_timeout=worker_rpc_timeout,
             step_timeout=step_timeout,
             partial_idle_timeout=partial_idle_timeout,
+            intra_op_threads=intra_op_threads,
         )
         self.master = MasterServer(
             cluster,

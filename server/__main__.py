@@ -87,6 +87,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             task.job,
             task.task,
             num_cpus=args.cpus,
+            intra_op_threads=args.intra_op_threads,
             bind_host=bind_host,
             default_device=args.default_device,
             rpc_timeout=args.rpc_timeout,

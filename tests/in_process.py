@@ -5,15 +5,17 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from typing import Any
 
 from master.server import MasterServer
 from worker.server import start_local_cluster
 
 
 @contextlib.contextmanager
-def in_process_cluster(jobs: dict[str, int]) -> Iterator[MasterServer]:
-    """`jobs[job]` worker tasks per job and a started master; yields the master."""
-    spec, workers = start_local_cluster(jobs)
+def in_process_cluster(jobs: dict[str, int], **worker_args: Any) -> Iterator[MasterServer]:
+    """`jobs[job]` worker tasks per job (WorkerServer keyword arguments `worker_args`) and a
+    started master; yields the master."""
+    spec, workers = start_local_cluster(jobs, **worker_args)
     master = MasterServer(spec, bind_host="127.0.0.1", port=0, rpc_timeout=10.0).start()
     try:
         yield master

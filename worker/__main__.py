@@ -69,6 +69,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.job,
             args.task,
             num_cpus=args.cpus,
+            intra_op_threads=args.intra_op_threads,
             bind_host=args.bind_host,
             rpc_timeout=args.rpc_timeout,
             step_timeout=args.step_timeout,

@@ -15,12 +15,21 @@ from worker.graph_mgr import DEFAULT_STEP_TIMEOUT
 def add_task_flags(
     p: argparse.ArgumentParser, *, bind_host_default: str, rpc_timeout: float, rpc_peers: str
 ) -> None:
-    """--bind-host, --cpus, --rpc-timeout and --step-timeout. `bind_host_default` says what
-    an unset --bind-host means, `rpc_peers` whom the short RPCs go to."""
+    """--bind-host, --cpus, --intra-op-threads, --rpc-timeout and --step-timeout.
+    `bind_host_default` says what an unset --bind-host means, `rpc_peers` whom the short
+    RPCs go to."""
     p.add_argument(
         "--bind-host", default=None, help=f"address to listen on (default: {bind_host_default})"
     )
     p.add_argument("--cpus", type=int, default=1, help="number of CPU devices (default 1)")
+    p.add_argument(
+        "--intra-op-threads",
+        type=int,
+        default=0,
+        help="the intra-op pool size kernels on this task shard their work for, as "
+        "TensorFlow's ServerDef.default_session_config.intra_op_parallelism_threads "
+        "(default 0: one per CPU)",
+    )
     p.add_argument(
         "--rpc-timeout",
         type=float,
@@ -49,6 +58,8 @@ def check_flags(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     cli.check_metrics_flags(p, args)
     if args.cpus < 1:
         p.error("--cpus must be at least 1")
+    if args.intra_op_threads < 0:
+        p.error("--intra-op-threads must be >= 0")
     if args.rpc_timeout <= 0:
         p.error("--rpc-timeout must be > 0")
 

@@ -45,6 +45,7 @@ class WorkerServer:
         rpc_timeout: float = 10.0,
         step_timeout: float = DEFAULT_STEP_TIMEOUT,
         partial_idle_timeout: float | None = None,
+        intra_op_threads: int = 0,
     ) -> None:
         host, file_port = split_address(cluster.task_address(job, task), f"/job:{job}/task:{task}")
         self.host = host
@@ -57,6 +58,7 @@ class WorkerServer:
             rpc_timeout=rpc_timeout,
             step_timeout=step_timeout,
             partial_idle_timeout=partial_idle_timeout,
+            intra_op_threads=intra_op_threads,
         )
         self._pool = futures.ThreadPoolExecutor(
             max_workers=MAX_RPC_THREADS, thread_name_prefix=f"flowrt-{job}{task}-rpc"

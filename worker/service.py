@@ -119,7 +119,6 @@ class WorkerServicer:
                 request.isolate_session_state,
                 request.master_task,
                 request.master_incarnation,
-                request.server_def.default_session_config.intra_op_parallelism_threads,
             ),
         )
         return worker_pb2.CreateWorkerSessionResponse()

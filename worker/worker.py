@@ -58,6 +58,7 @@ class Worker:
         rpc_timeout: float = 10.0,
         step_timeout: float = DEFAULT_STEP_TIMEOUT,
         partial_idle_timeout: float | None = None,
+        intra_op_threads: int = 0,
     ) -> None:
         cluster.task_address(job, task)  # NotFound if this task is not in the cluster
         self.job = job
@@ -69,6 +70,10 @@ class Worker:
         self.rpc_timeout = rpc_timeout
         self.step_timeout = step_timeout
         self.partial_idle_timeout = partial_idle_timeout  # None: step_timeout (GraphMgr)
+        # The task's own intra-op pool size, fixed at start-up as TF's server takes it from
+        # ServerDef.default_session_config (0: one per CPU). Every session's kernels shard
+        # for this pool, whatever the client's ConfigProto says (common.ops.random.shard).
+        self.intra_op_threads = max(0, intra_op_threads)
         self.worker_cache = WorkerCache(cluster, CHANNEL_OPTIONS)
         self.recv_client = RecvTensorClient(self.worker_cache, timeout=step_timeout)
         self.rendezvous_mgr = RendezvousMgr(self._new_rendezvous, expiry_seconds=2 * step_timeout)
@@ -82,9 +87,7 @@ class Worker:
     def _new_rendezvous(self, step_id: int) -> RemoteRendezvous:
         return RemoteRendezvous(step_id, self.task_name, self.recv_client)
 
-    def _new_graph_mgr(
-        self, isolate_session_state: bool = False, intra_op_threads: int = 0
-    ) -> GraphMgr:
+    def _new_graph_mgr(self, isolate_session_state: bool = False) -> GraphMgr:
         devices = self.devices
         if isolate_session_state:  # same devices, but the session's own ResourceMgrs
             devices = [
@@ -95,7 +98,7 @@ class Worker:
             self.rendezvous_mgr,
             self.step_timeout,
             self.partial_idle_timeout,
-            intra_op_threads=intra_op_threads,
+            intra_op_threads=self.intra_op_threads,
         )
 
     def set_cluster(self, cluster: ClusterSpec) -> None:
@@ -113,22 +116,18 @@ class Worker:
         isolate_session_state: bool = False,
         master_task: str = "",
         master_incarnation: int = 0,
-        intra_op_threads: int = 0,
     ) -> None:
         """A session's GraphMgr. With `isolate_session_state` its variables live in
         resource managers of its own (sessions do not see each other's state, and they
         are gone with the session); otherwise they are the devices' shared ones. The
         sessions of an older incarnation of `master_task` are dropped (it restarted:
-        worker.session_leases). `intra_op_threads` is the session's
-        ConfigProto.intra_op_parallelism_threads (common.resource_mgr.Scope)."""
+        worker.session_leases)."""
         if not session_handle:
             raise InvalidArgumentError("CreateWorkerSession: empty session_handle")
         with self._lock:
             self._check_running()
             if session_handle not in self._sessions:
-                self._sessions[session_handle] = self._new_graph_mgr(
-                    isolate_session_state, intra_op_threads
-                )
+                self._sessions[session_handle] = self._new_graph_mgr(isolate_session_state)
         for stale in self.leases.created(session_handle, master_task, master_incarnation):
             log.warning("%s restarted: dropping its old session %s", master_task, stale)
             self.delete_worker_session(stale)

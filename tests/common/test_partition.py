@@ -263,12 +263,13 @@ def test_loop_split_across_devices_needs_a_loop_cond():
         [
             ("a", "Const", [], D0),
             ("e", "Enter", ["a"], D1),
-            ("i", "Identity", ["e"], D0),
-            ("x", "Exit", ["i"], D0),
+            ("i", "Identity", ["e"], D1),
+            ("j", "Identity", ["i"], D0),
+            ("x", "Exit", ["j"], D0),
         ]
     )
     cf = build_control_flow_info(g)
-    assert [cf[g.node(n).id].frame_name for n in "aeix"] == ["", "loop", "loop", "loop"]
+    assert [cf[g.node(n).id].frame_name for n in "aeijx"] == ["", "loop", "loop", "loop", "loop"]
     with pytest.raises(OpError) as info:
         run_partition(g)
     assert info.value.code == Code.INVALID_ARGUMENT

@@ -244,3 +244,37 @@ def test_split_loop_failing_mid_iteration_fails_cleanly():
     # The session is still usable: a step after the failure fails the same way, no hang.
     with pytest.raises(InvalidArgumentError):
         sess.run([f.name for f in fetches], timeout_s=30)
+
+
+def invariant_on_other_device(limit: int) -> graph_pb2.GraphDef:
+    """counting_loop(D0) whose loop-invariant `lim` is entered on D1 (with its source),
+    while its only consumer, the loop's Less, is on D0."""
+    text = counting_loop(D0, limit)
+    for node in text.node:
+        if node.name in ("limit", "lim"):
+            node.device = D1
+    return text
+
+
+@pytest.mark.timeout(30)
+def test_invariant_enter_moves_to_its_consumer_as_tensorflow():
+    """TF OptimizeControlFlowColocation: the Enter goes to its first data consumer's
+    device, so the value crosses devices in the root frame, once, and no skeleton loop is
+    needed; Switch and Exit stay with their data, NextIteration with its Merge."""
+    g = placed(invariant_on_other_device(3))
+    parts = run_partition(g)
+    assert {n.name: n.assigned_device for n in g.op_nodes() if n.name in ("lim", "limit")} == {
+        "lim": D0,
+        "limit": D1,
+    }
+    assert not has_control_loops(g)
+    assert [(n.name, n.op) for n in parts[D1].node] == [("limit", "Const"), ("limit/_0", "_Send")]
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("limit", [0, 1, 3])
+def test_loop_whose_invariant_is_entered_on_another_device_returns(limit: int):
+    """Left on D1, the Enter was its frame's only node there: it ran in iteration 0 only,
+    and the Less's _Recv of iteration 1 waited until the step timed out."""
+    sess = Session(invariant_on_other_device(limit), num_devices=2)
+    assert sess.run(["exit:0"], timeout_s=10)[0] == limit

@@ -336,3 +336,49 @@ def test_consumer_group_with_class_members_follows_the_variable():
     )
     place(g, DEVICES, has_kernel=cpu_only)
     assert placed(g) == {"var": dev(0, 0), "c": dev(0, 0), "assign": dev(0, 0)}
+
+
+def _forwarded_handle(op: str) -> Graph:
+    """An unplaced TensorArray whose handle reaches its consumer through `op` on dev(1, 1)."""
+    r, i32 = attr_type(DataType.DT_RESOURCE), attr_type(DataType.DT_INT32)
+    g = Graph()
+    size = g.add_node("size", "Const", {"dtype": i32})
+    ta = g.add_node("ta", "TensorArrayV3", {"dtype": attr_type(F)})
+    pred = g.add_node("pred", "Const", {"dtype": attr_type(DataType.DT_BOOL)})
+    attrs = {"T": r}
+    if op == "Enter":
+        attrs["frame_name"] = attr_value_pb2.AttrValue(s=b"f")
+    if op == "Merge":
+        attrs["N"] = attr_value_pb2.AttrValue(i=1)
+    if op == "IdentityN":
+        attrs = {"T": attr_value_pb2.AttrValue(list=attr_value_pb2.AttrValue.ListValue(type=[20]))}
+    fwd = g.add_node("fwd", op, attrs, dev(1, 1))
+    use = g.add_node("use", "TensorArraySizeV3", {})
+    g.add_edge(size, 0, ta, 0)
+    g.add_edge(ta, 0, fwd, 0)
+    if op == "Switch":
+        g.add_edge(pred, 0, fwd, 1)
+    g.add_edge(fwd, 0, use, 0)
+    g.add_edge(ta, 1, use, 1)
+    algorithm.fixup_source_and_sink_edges(g)
+    return g
+
+
+@pytest.mark.parametrize("op", ["Identity", "Enter", "Switch", "Merge", "Exit", "NextIteration"])
+def test_a_handle_forwarded_by_identity_or_control_flow_joins_its_resource(op):
+    """TensorFlow (2.21) colocates a resource with the Identity or v1 control-flow op
+    carrying its handle: a TensorArray written in a while loop on another device is created
+    there (tensor_array_ops_test ...GetsDeviceFromFirstWriteInWhileLoop). Exempting them
+    put the TensorArray and its writes on two devices: NotFound for the per-step resource."""
+    g = _forwarded_handle(op)
+    place(g, DEVICES, default_device=dev(0, 0), has_kernel=cpu_only)
+    p = placed(g)
+    assert p["ta"] == p["fwd"] == p["use"] == dev(1, 1)
+
+
+def test_identity_n_is_exempt_from_resource_colocation():
+    """As TensorFlow: IdentityN leaves the resource where it would go without it."""
+    g = _forwarded_handle("IdentityN")
+    place(g, DEVICES, default_device=dev(0, 0), has_kernel=cpu_only)
+    p = placed(g)
+    assert p["ta"] == dev(0, 0) and p["fwd"] == p["use"] == dev(1, 1)

@@ -7,14 +7,37 @@ tf.tuple and with_dependencies (RefIdentity); the Igamma family; queue edge case
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
+from collections.abc import Iterator
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+from deploy.launcher import child_env
+
 tf = pytest.importorskip("tensorflow")
 tf1 = tf.compat.v1
+HERE = Path(__file__).parent
+
+
+@pytest.fixture(scope="module")
+def tf_runtime() -> Iterator[str]:
+    """TensorFlow's own runtime (ps:0, worker:0, worker:1): worker 0's target."""
+    server = subprocess.Popen(
+        [sys.executable, str(HERE / "tf_runtime_cluster.py")], env=child_env(),
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+    try:
+        assert server.stdout is not None
+        yield server.stdout.readline().strip()
+    finally:
+        assert server.stdin is not None
+        server.stdin.close()
+        server.wait(timeout=60)
 
 
 def _run(target: str, build, feed=None):
@@ -218,3 +241,105 @@ def test_v1_loop_entered_on_another_task_than_its_body_returns(shared_cluster, l
         assert _run(shared_cluster.target, _v1_loop(layout)) == want
     finally:
         control_flow_v2_toggles.enable_control_flow_v2()
+
+
+def _tensor_array_in_loop(colocate: bool):
+    """TensorFlow's tensor_array_ops_test ...GetsDeviceFromFirstWriteInWhileLoop and
+    ...DisabledColocateWithFirstWriteCall: a TensorArray written in a v1 while loop whose
+    body is on task 1; the handle's Enter sits on task 1, the loop on the default task."""
+
+    def build():
+        from tensorflow.python.ops import tensor_array_ops
+
+        with tf.device("/job:worker/task:0/cpu:0"):
+            ta = tensor_array_ops.TensorArray(
+                tf.float32, size=2, colocate_with_first_write_call=colocate
+            )
+
+        def body(i, ta_i):
+            with tf.device("/job:worker/task:1/cpu:0"):
+                return i + 1, ta_i.write(i, tf.cast(i, tf.float32) + 0.5)
+
+        _, out = tf1.while_loop(lambda i, ta: i < 2, body, loop_vars=[0, ta])
+        return out.stack()
+
+    return build
+
+
+def _run_traced(target: str, build) -> tuple[np.ndarray, str]:
+    """The fetched value and the task the TensorArray op ran on."""
+    g = tf.Graph()
+    with g.as_default():
+        fetch = build()
+    config = tf1.ConfigProto(operation_timeout_in_ms=20000)
+    options = tf1.RunOptions(output_partition_graphs=True)
+    metadata = tf1.RunMetadata()
+    with tf1.Session(target, graph=g, config=config) as sess:
+        value = sess.run(fetch, options=options, run_metadata=metadata)
+    devices = [
+        n.device for gd in metadata.partition_graphs for n in gd.node if n.name == "TensorArray"
+    ]
+    assert len(devices) == 1, devices
+    return value, devices[0].split("/device:")[0]
+
+
+@pytest.mark.parametrize("colocate", [True, False])
+def test_tensor_array_written_in_a_loop_on_another_task_as_tensorflow(
+    shared_cluster, tf_runtime, colocate
+):
+    """TensorFlow colocates a resource with the Enter (Identity, Switch, Merge, Exit,
+    NextIteration) carrying its handle, so the TensorArray lives where it is written.
+    Ours exempted those ops from resource colocation: the TensorArray went to task 0, its
+    writes to task 1, and the step failed with NotFound for the per-step resource."""
+    from tensorflow.python.ops import control_flow_v2_toggles
+
+    control_flow_v2_toggles.disable_control_flow_v2()
+    try:
+        build = _tensor_array_in_loop(colocate)
+        ours, theirs = _run_traced(shared_cluster.target, build), _run_traced(tf_runtime, build)
+    finally:
+        control_flow_v2_toggles.enable_control_flow_v2()
+    np.testing.assert_array_equal(ours[0], theirs[0])
+    np.testing.assert_array_equal(ours[0], [0.5, 1.5])
+    task = "/job:worker/replica:0/task:1" if colocate else "/job:worker/replica:0/task:0"
+    assert ours[1] == theirs[1] == task
+
+
+def _invariant_read_on_another_task():
+    """A v1 loop on task 0 whose body adds, under task 1's device scope, a tensor from
+    outside the loop to a resource variable on task 0: the update follows its variable
+    to task 0, the loop-invariant Enter of the tensor stays on task 1, alone in its frame
+    there."""
+    w0, w1 = "/job:worker/task:0", "/job:worker/task:1"
+    with tf.device(w0):
+        v = tf1.Variable(0.0, use_resource=True, name=_uid("v"))
+        step = tf1.Variable(2.0, use_resource=True, name=_uid("step")).read_value()
+
+        def body(i):
+            with tf.device(w1):
+                update = v.assign_add(step)
+            with tf.control_dependencies([update]):
+                return i + 1
+
+        done = tf1.while_loop(lambda i: i < 3, body, [tf.constant(0)])
+        with tf.control_dependencies([done]):
+            return [done, v.read_value()]
+
+
+def test_v1_loop_invariant_entered_on_a_task_without_its_frame_returns(shared_cluster, tf_runtime):
+    """TF's partition moves a loop-invariant Enter next to its first consumer
+    (OptimizeControlFlowColocation) before adding control loops. Ours left it on task 1,
+    the frame's only node there: it ran in iteration 0 only, and task 0's _Recv of
+    iteration 1 waited until the step timed out."""
+    from tensorflow.python.ops import control_flow_v2_toggles
+
+    control_flow_v2_toggles.disable_control_flow_v2()
+    try:
+        t0 = time.monotonic()
+        ours = _run(shared_cluster.target, _invariant_read_on_another_task)
+        took = time.monotonic() - t0
+        theirs = _run(tf_runtime, _invariant_read_on_another_task)
+    finally:
+        control_flow_v2_toggles.enable_control_flow_v2()
+    assert ours == theirs == [3, 6.0]
+    assert took < 15, took  # not the step's 20 s timeout

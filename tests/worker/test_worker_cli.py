@@ -143,6 +143,7 @@ def test_help_lists_every_flag():
         "--task",
         "--bind-host",
         "--cpus",
+        "--intra-op-threads",
         "--rpc-timeout",
         "--step-timeout",
         "--grace",

@@ -16,6 +16,7 @@ import pytest
 
 from common.ops.random import shard
 from common.session import Session
+from deploy.launcher import LocalCluster
 from protos import config_pb2, graph_pb2
 
 pytest.importorskip("tensorflow")
@@ -126,22 +127,81 @@ def test_sharded_random_kernels_match_tensorflow(threads, tmp_path):
     assert_same(ours, theirs)
 
 
-def test_a_cluster_shards_as_the_client_session_config_says(tmp_path):
-    """TensorFlow's client on our master: the session's intra-op setting reaches the
-    worker that runs the kernel (CreateWorkerSession's default_session_config)."""
+# TensorFlow's runtime: one worker task whose server config sets the pool size, run by a
+# client session asking for another; saves the values of two runs of each fetch.
+_TF_SERVER_PROGRAM = r"""
+import socket
+import sys
+import numpy as np
+import tensorflow as tf
+
+tf1 = tf.compat.v1
+server_threads, client_threads = int(sys.argv[1]), int(sys.argv[2])
+graph_path, out, names = sys.argv[3], sys.argv[4], sys.argv[5].split(",")
+with socket.socket() as s:
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+server = tf.distribute.Server(
+    tf.train.ClusterSpec({"worker": [f"localhost:{port}"]}), job_name="worker", task_index=0,
+    config=tf1.ConfigProto(intra_op_parallelism_threads=server_threads))
+g = tf.Graph()
+with g.as_default():
+    with open(graph_path, "rb") as f:
+        tf1.import_graph_def(tf1.GraphDef.FromString(f.read()), name="")
+config = tf1.ConfigProto(intra_op_parallelism_threads=client_threads)
+with tf1.Session(server.target, graph=g, config=config) as sess:
+    runs = [sess.run([n + ":0" for n in names]) for _ in range(2)]
+np.savez(out, **{f"{n}/{i}": v for i, run in enumerate(runs) for n, v in zip(names, run)})
+"""
+
+
+def tensorflow_server_side(
+    server_threads: int, client_threads: int, graph: graph_pb2.GraphDef, names, tmp_path
+) -> dict:
+    graph_path, out = tmp_path / "graph.pb", tmp_path / f"server{server_threads}.npz"
+    graph_path.write_bytes(graph.SerializeToString())
+    subprocess.run(
+        [sys.executable, "-c", _TF_SERVER_PROGRAM, str(server_threads), str(client_threads),
+         str(graph_path), str(out), ",".join(names)],
+        check=True, capture_output=True, timeout=300,
+    )  # fmt: skip
+    saved = np.load(out)
+    return {k: saved[k] for k in saved.files}
+
+
+def _run_with_one_thread(target: str, graph: graph_pb2.GraphDef, names) -> dict:
+    """TensorFlow's client on `target`, its session asking for an intra-op pool of 1."""
     import tensorflow as tf
 
+    tf1 = tf.compat.v1
+    g = tf.Graph()
+    with g.as_default():
+        tf1.import_graph_def(tf1.GraphDef.FromString(graph.SerializeToString()), name="")
+    config = tf1.ConfigProto(intra_op_parallelism_threads=1)
+    with tf1.Session(target, graph=g, config=config) as sess:
+        runs = [sess.run([n + ":0" for n in names]) for _ in range(2)]
+    return {f"{n}/{i}": np.asarray(v) for i, run in enumerate(runs) for n, v in zip(names, run)}
+
+
+def test_a_worker_shards_for_its_own_server_config_as_tensorflow(tmp_path):
+    """TensorFlow's worker shards over the pool its server was started with
+    (ServerDef.default_session_config), not the client session's ConfigProto: a server
+    of 3 threads run by a client asking for 1 gives the 3-thread numbers. Ours followed
+    the client's setting (sent in CreateWorkerSession) and gave the 1-thread numbers.
+    (Stateless kernels on constants are folded by the master before any worker runs.)"""
     from tests.in_process import in_process_cluster
 
-    tf1 = tf.compat.v1
-    graph, theirs = tensorflow_side(3, tmp_path)
-    names = ["mn_rows", "mn_odd", "smn"]
-    with in_process_cluster({"worker": 1}) as master:
-        g = tf.Graph()
-        with g.as_default():
-            tf1.import_graph_def(tf1.GraphDef.FromString(graph.SerializeToString()), name="")
-        config = tf1.ConfigProto(intra_op_parallelism_threads=3)
-        with tf1.Session(master.target, graph=g, config=config) as sess:
-            runs = [sess.run([n + ":0" for n in names]) for _ in range(2)]
-    ours = {f"{n}/{i}": np.asarray(v) for i, run in enumerate(runs) for n, v in zip(names, run)}
-    assert_same(ours, {k: v for k, v in theirs.items() if k.split("/")[0] in names})
+    names = ["mn_rows", "mn_odd"]
+    graph, three = tensorflow_side(3, tmp_path)
+    theirs = tensorflow_server_side(3, 1, graph, names, tmp_path)
+    assert_same(theirs, {k: v for k, v in three.items() if k.split("/")[0] in names})
+    with in_process_cluster({"worker": 1}, intra_op_threads=3) as master:
+        assert_same(_run_with_one_thread(master.target, graph, names), theirs)
+    # The same through the worker's command line (--intra-op-threads).
+    cluster = LocalCluster({"worker": 1}, worker_args=["--intra-op-threads", "3"]).start()
+    try:
+        assert_same(_run_with_one_thread(cluster.target, graph, names), theirs)
+    finally:
+        cluster.stop()
+    one = Session(graph, config=config_pb2.ConfigProto(intra_op_parallelism_threads=1))
+    assert not np.array_equal(one.run(["mn_rows:0"])[0], theirs["mn_rows/0"])  # the cut shows
