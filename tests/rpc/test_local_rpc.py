@@ -9,6 +9,7 @@ through LocalEndpoint and when it says no, and a stale socket being asked for ag
 from __future__ import annotations
 
 import os
+import select
 import socket
 import struct
 import threading
@@ -148,6 +149,30 @@ def test_deadline_names_the_peer(server):
     with pytest.raises(DeadlineExceededError, match=f"Call to {PEER} .* timed out"):
         client.start(BLOCK, b"", 0.2).finish()
     assert time.monotonic() - start < 5.0
+
+
+def test_deadline_counts_from_the_start_and_the_socket_polls_readable(server):
+    """A call's deadline runs from when it started, not from finish() (a recv awaited
+    later by a thread that polled it: worker.remote_rendezvous); its descriptor turns
+    readable when the answer arrives."""
+    client = server.client(PEER)
+    late = client.start(BLOCK, b"", 0.3)
+    assert server.gate.wait(10.0)
+    time.sleep(0.4)
+    start = time.monotonic()
+    with pytest.raises(DeadlineExceededError, match=f"Call to {PEER} .* timed out"):
+        late.finish()
+    assert time.monotonic() - start < 0.2
+    server.gate.clear()
+    answered = client.start(BLOCK, b"", 10.0)
+    assert server.gate.wait(10.0)
+    poller = select.poll()
+    poller.register(answered.fileno(), select.POLLIN)
+    assert poller.poll(50) == []
+    server.parked[-1](0, b"now")
+    assert poller.poll(5000) != []
+    assert bytes(answered.finish()) == b"now"
+    client.close()
 
 
 def test_cancel_ends_the_wait(server):
