@@ -265,17 +265,34 @@ def test_tensors_cross_the_local_socket(local_cluster, monkeypatch, value):
 
 def test_repeated_1mb_value_goes_into_the_receivers_segment(local_cluster, monkeypatch):
     """Step 1 sends the 1 MB value as raw bytes on the socket; from step 2 on, the
-    receiver lends a segment made for the key and the producer copies into it in place."""
+    receiver lends a segment made for the key and the producer copies into it in place,
+    by the hop's short path on both ends (tensor_stream.write_lent, whose mapping the
+    sender looked up when the request came, and _lent_value), not the general one
+    (encode_stream's shm.write_into)."""
     _no_unary(monkeypatch)
     calls = _count_grpc_recvs(monkeypatch)
-    raw, written = [], []
-    real_raw, real_write = tensor_stream.raw_messages, shm.write_into
+    raw, written, general, viewed = [], [], [], []
+    real_raw, real_lent, real_view = (
+        tensor_stream.raw_messages,
+        tensor_stream.write_lent,
+        tensor_stream._lent_value,
+    )
     monkeypatch.setattr(
         tensor_stream, "raw_messages", lambda a: raw.append(a.nbytes) or real_raw(a)
     )
     monkeypatch.setattr(
-        shm, "write_into", lambda name, c: written.append(real_write(name, c)) or written[-1]
+        tensor_stream,
+        "write_lent",
+        lambda v, name, m: written.append(real_lent(v, name, m)) or written[-1],
     )
+    monkeypatch.setattr(shm, "write_into", lambda name, c: general.append(name))
+
+    def view(head, key, lent):
+        got = real_view(head, key, lent)
+        viewed.append((got.shape, got.dtype))  # not the array: it holds the segment
+        return got
+
+    monkeypatch.setattr(tensor_stream, "_lent_value", view)
     _, (w0, w1) = local_cluster({"worker": 2}, step_timeout=TIMEOUT)
     c0, s0 = _stub(w0)
     c1, s1 = _stub(w1)
@@ -296,7 +313,9 @@ def test_repeated_1mb_value_goes_into_the_receivers_segment(local_cluster, monke
     finally:
         c0.close()
         c1.close()
-    assert raw == [value.nbytes] and written == [True, True]
+    assert raw == [value.nbytes] and general == []
+    assert [type(w) for w in written] == [bytes, bytes]
+    assert viewed == [((1 << 18,), np.float32)] * 2
     assert calls == {"local": 3}
 
 
