@@ -145,7 +145,8 @@ class RemoteRendezvous:
     def _poll_deferred(self) -> None:
         """Await the deferred waits on this thread: each as its socket turns readable (or
         its call's deadline passes: its finish() then fails at once), including those the
-        consumers run here issue meanwhile, until none is left."""
+        consumers run here issue meanwhile, until none is left. The last one left is read
+        without polling (its read waits until its deadline)."""
         poller = select.poll()
         waiting: dict[int, _Wait] = {}
         try:
@@ -155,8 +156,14 @@ class RemoteRendezvous:
                     waiting[fd] = wait
                     poller.register(fd, select.POLLIN)
                 self._deferred.clear()
-                if not waiting:
-                    return
+                if len(waiting) <= 1:  # one left: its blocking read needs no poll first
+                    for fd, wait in list(waiting.items()):
+                        del waiting[fd]
+                        poller.unregister(fd)
+                        self._wait_remote(wait[0], wait[1], wait[2])
+                    if not self._deferred:
+                        return
+                    continue
                 ends = [w[3].deadline for w in waiting.values() if w[3].deadline is not None]
                 timeout_ms = None
                 if ends:

@@ -184,9 +184,15 @@ class _SocketCall:
     def read(self) -> float:
         """What LocalCall.finish does: the answer, or the call's error."""
         try:
-            if self.deadline is not None and self.deadline <= time.monotonic():
-                raise DeadlineExceededError("Call to worker 1 (RecvTensor) timed out")
-            got = self.sock.recv(1)
+            if self.deadline is not None:
+                left = self.deadline - time.monotonic()
+                if left <= 0:
+                    raise DeadlineExceededError("Call to worker 1 (RecvTensor) timed out")
+                self.sock.settimeout(left)
+            try:
+                got = self.sock.recv(1)
+            except TimeoutError:
+                raise DeadlineExceededError("Call to worker 1 (RecvTensor) timed out") from None
             if not got:
                 raise CancelledError("RecvTensor to worker 1 was cancelled")
             return float(got[0])
@@ -300,11 +306,13 @@ def test_abort_ends_the_polled_waits_on_the_starting_thread():
     assert client.waited_on == {k: threading.get_ident() for k in keys}
 
 
-def test_a_polled_call_fails_at_its_deadline_while_another_is_answered():
+def test_polled_calls_fail_at_their_deadline_while_another_is_answered():
+    """a is answered; b and c never are: the poll ends at their deadline and both
+    fail there, on the starting thread."""
     client = _SocketClient(call_timeout=0.2)
     rendezvous = RemoteRendezvous(7, W0, client)  # type: ignore[arg-type]
-    a, b = _key("a"), _key("b")
-    (start, results), all_done = _recv_all(rendezvous, [a, b])
+    a, b, c = _key("a"), _key("b"), _key("c")
+    (start, results), all_done = _recv_all(rendezvous, [a, b, c])
     answering = threading.Thread(target=lambda: client.call(a).answer(1))
     answering.start()
 
@@ -315,6 +323,7 @@ def test_a_polled_call_fails_at_its_deadline_while_another_is_answered():
     assert 0.15 < time.monotonic() - t0 < 5.0
     assert all_done.is_set()
     assert results[a] == (1.0, False, None)
-    value, is_dead, error = results[b]
-    assert (value, is_dead, type(error)) == (None, False, DeadlineExceededError)
-    assert client.waited_on == {a: threading.get_ident(), b: threading.get_ident()}
+    for key in (b, c):
+        value, is_dead, error = results[key]
+        assert (value, is_dead, type(error)) == (None, False, DeadlineExceededError)
+    assert client.waited_on == {k: threading.get_ident() for k in (a, b, c)}
