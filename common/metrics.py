@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import mmap
 import time
+from typing import Any
 from wsgiref.simple_server import WSGIServer
 
 import numpy as np
@@ -167,6 +168,7 @@ _RECV = {
     t: (WORKER_RECV_BYTES.labels(transport=t), WORKER_RECV_TENSORS.labels(transport=t))
     for t in TRANSPORTS
 }
+_SENT: dict[str, Any] = {}  # WORKER_SENT_BYTES's children by transport (tensor_sent)
 
 
 def outcome(error: BaseException | None) -> str:
@@ -237,7 +239,10 @@ def recv_transport(value: object, carrier: str) -> str:
 def tensor_sent(value: object, is_dead: bool, transport: str) -> None:
     """A worker answered a RecvTensor from another task with `value` by `transport`."""
     if not is_dead and isinstance(value, np.ndarray) and value.dtype != object:
-        WORKER_SENT_BYTES.labels(transport=transport).inc(value.nbytes)
+        child = _SENT.get(transport)
+        if child is None:  # bound at first use: a transport never used is not exported
+            child = _SENT.setdefault(transport, WORKER_SENT_BYTES.labels(transport=transport))
+        child.inc(value.nbytes)
 
 
 def tensor_received(value: object, transport: str) -> None:

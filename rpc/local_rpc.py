@@ -494,7 +494,10 @@ def _sweep_dead_dirs() -> None:
 
 # -- client -------------------------------------------------------------------------------
 class LocalCall:
-    """One call in flight on a connection: `finish()` waits for the answer."""
+    """One call in flight on a connection: `finish()` waits for the answer, at the latest
+    until the call's deadline (its timeout from when it started). Until then `fileno()`
+    may be polled: it turns readable when the answer arrives, the peer goes away or the
+    call is cancelled."""
 
     def __init__(
         self, client: LocalClient, conn: socket.socket, method: int, timeout: float | None
@@ -502,19 +505,23 @@ class LocalCall:
         self._client = client
         self._conn = conn
         self._method = method
-        self._timeout = timeout
+        self.deadline = None if timeout is None else time.monotonic() + timeout
         self._cancelled = False
 
     def cancel(self) -> None:
         self._cancelled = True
         _shutdown(self._conn)
 
+    def fileno(self) -> int:
+        """The connection's descriptor (for poll; read only through `finish`)."""
+        return self._conn.fileno()
+
     def finish(self) -> bytearray:
         """The response bytes; raises the call's OpError."""
         conn, peer = self._conn, self._client.peer
         what = METHOD_NAMES.get(self._method, str(self._method))
         ok = False
-        deadline = None if self._timeout is None else time.monotonic() + self._timeout
+        deadline = self.deadline
         try:
             (_, code), body = _recv_frame(conn, _RESPONSE, True, deadline)
             ok = True

@@ -61,7 +61,7 @@ class RecvTensorClient:
             unary = task in self._unary_tasks
         if unary:
             return lambda: self._fetch_unary_or_raise(task, request, register)
-        stream = self._start_stream(task, request, register)
+        stream, local = self._start_stream(task, request, register)
 
         def finish() -> tuple[Any, bool]:
             try:
@@ -73,7 +73,7 @@ class RecvTensorClient:
                 self._unary_tasks.add(task)
             return self._fetch_unary_or_raise(task, request, register)
 
-        return finish
+        return finish if local is None else _SocketFinish(finish, local)
 
     def _fetch_unary_or_raise(
         self, task: str, request: Any, register: RegisterCall
@@ -83,7 +83,11 @@ class RecvTensorClient:
         except grpc.RpcError as err:
             raise rpc_status.from_rpc_error(err, task, "RecvTensor") from None
 
-    def _start_stream(self, task: str, request: Any, register: RegisterCall) -> Finish:
+    def _start_stream(
+        self, task: str, request: Any, register: RegisterCall
+    ) -> tuple[Finish, local_rpc.LocalCall | None]:
+        """The call's finish() and, when its answer comes on a same-host socket, that call
+        (see `socket_call`)."""
         key = request.rendezvous_key
         lent = None
         if shm.enabled():
@@ -126,7 +130,7 @@ class RecvTensorClient:
             metrics.tensor_received(got[0], metrics.recv_transport(got[0], carrier))
             return got
 
-        return finish
+        return finish, local if isinstance(local, local_rpc.LocalCall) else None
 
     def _call(self, task: str, path: str, request: Any, register: RegisterCall) -> Any:
         """Start `path` (RecvTensorOne or RecvTensorStream, both read as streams: this
@@ -147,6 +151,27 @@ class RecvTensorClient:
         got = tensor_stream.from_response(future.result())
         metrics.tensor_received(got[0], "grpc")
         return got
+
+
+class _SocketFinish:
+    """A started recv's finish() whose answer comes on a same-host socket (`call`)."""
+
+    __slots__ = ("_finish", "call")
+
+    def __init__(self, finish: Finish, call: local_rpc.LocalCall) -> None:
+        self._finish = finish
+        self.call = call
+
+    def __call__(self) -> tuple[Any, bool]:
+        return self._finish()
+
+
+def socket_call(finish: Finish) -> local_rpc.LocalCall | None:
+    """The same-host socket call whose answer a started recv's `finish` reads, or None
+    (gRPC, in-process): one thread may poll the descriptors of many such calls (its
+    fileno() turns readable once the answer arrives, the peer goes away or the call is
+    cancelled) and run each finish() when it does: it then reads an answer under way."""
+    return finish.call if isinstance(finish, _SocketFinish) else None
 
 
 def _carrier(call: Any) -> str:

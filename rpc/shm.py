@@ -210,11 +210,17 @@ def write_into(name: str, content: memoryview) -> bool:
     """Overwrite the receiver's pooled segment `name` in place; False (write a new segment
     instead) if it is gone or its size differs."""
     view = content.cast("B") if content.format != "B" else content
-    target = _MAPPED.get(name, len(view))
+    target = writable(name, len(view))
     if target is None:
         return False
     target[:] = view
     return True
+
+
+def writable(name: str, nbytes: int) -> mmap.mmap | None:
+    """This producer's writable mapping of the receiver's pooled segment `name`, if it
+    holds exactly `nbytes` (see write_into); None if it is gone or its size differs."""
+    return _MAPPED.get(name, nbytes)
 
 
 class _WritableMappings:

@@ -23,6 +23,7 @@ segments shm writes; safe from any thread.
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import Iterable, Iterator
@@ -32,7 +33,7 @@ import numpy as np
 
 from common import dtypes
 from common import tensor as tensor_util
-from common.errors import DataLossError
+from common.errors import DataLossError, InvalidArgumentError
 from protos import worker_pb2
 from rpc import shm
 
@@ -107,6 +108,63 @@ def shm_offer(request: worker_pb2.RecvTensorRequest, lent: tuple[str, int] | Non
     request.transport_options.value = b"\0".join(parts)
 
 
+def lent_segment(request: Any) -> tuple[str, Any] | None:
+    """The receiver's pooled segment a same-host `request` lends (see shm_offer), as its
+    name and this producer's writable mapping of it (rpc.shm.writable), if this host
+    can write it; else None. Asked when the request arrives, before the value exists."""
+    opts = request.transport_options
+    if opts.type_url != shm.OFFER_TYPE:
+        return None
+    parts = opts.value.split(b"\0")
+    if len(parts) != 3 or parts[0] != shm.host_id() or not parts[2].isdigit():
+        return None
+    nbytes = int(parts[2])
+    if nbytes < shm.MIN_BYTES or nbytes <= INLINE_BYTES or not shm.enabled():
+        return None
+    name = parts[1].decode(errors="replace")
+    mapping = shm.writable(name, nbytes)
+    return None if mapping is None else (name, mapping)
+
+
+def write_lent(value: Any, name: str, mapping: Any) -> bytes | None:
+    """The answer's one message for `value` written into the lent segment `name` (its
+    writable `mapping`: rpc.shm.writable, looked up before the value existed), when
+    `value` is a C-contiguous little-endian memcpy-able array of exactly the segment's
+    size; else None (encode_stream then answers). What encode_stream does for such a
+    value, without its checks and conversions: the sender runs it between its kernel and
+    the answer, on the critical path of every same-host hop."""
+    if type(value) is not np.ndarray or value.nbytes != len(mapping):
+        return None
+    dt = _memcpy_enum(value.dtype)
+    if dt is None or not value.flags.c_contiguous:
+        return None
+    mapping[:] = value.reshape(-1).view(np.uint8).data
+    return _shm_head(dt, value.shape, name)
+
+
+@functools.cache
+def _memcpy_enum(np_dtype: np.dtype) -> int | None:
+    """The DataType (int) of a native or little-endian memcpy-able numpy dtype, else None."""
+    if np_dtype.hasobject or np_dtype.kind in "SUV" or np_dtype.byteorder == ">":
+        return None
+    try:
+        dt = dtypes.from_numpy(np_dtype)
+    except InvalidArgumentError:
+        return None
+    return int(dt) if dtypes.is_memcpy(dt) else None
+
+
+def _shm_head(dt: int, shape: tuple[int, ...], name: str) -> bytes:
+    """Message 0 of a value handed over in the shared-memory segment `name`."""
+    head = worker_pb2.RecvTensorResponse(send_start_micros=_now_micros())
+    head.tensor.dtype = dtypes.as_proto_enum(dt)
+    for d in shape:
+        head.tensor.tensor_shape.dim.add(size=d)
+    head.transport_options.type_url = shm.TENSOR_TYPE
+    head.transport_options.value = name.encode()
+    return head.SerializeToString()
+
+
 def lent_fits(request: Any, nbytes: int) -> bool:
     """Whether `request` lends a same-host segment of exactly `nbytes` (the value then
     goes into it in place: rpc.shm.write_into)."""
@@ -144,17 +202,11 @@ def encode_stream(
         head.tensor.CopyFrom(tensor_util.as_proto_tensor_content(array, dt))
         yield head.SerializeToString()
     elif (offer := _shm_accepted(request, nbytes))[0]:
-        head = worker_pb2.RecvTensorResponse(send_start_micros=_now_micros())
-        head.tensor.dtype = dtypes.as_proto_enum(dt)
-        for d in array.shape:
-            head.tensor.tensor_shape.dim.add(size=d)
         content = tensor_util.tensor_content_view(array)
         name = offer[1]
         if name is None or not shm.write_into(name, content):
             name = shm.write_segment(content)
-        head.transport_options.type_url = shm.TENSOR_TYPE
-        head.transport_options.value = name.encode()
-        yield head.SerializeToString()
+        yield _shm_head(dt, array.shape, name)
     else:
         yield from encode_chunks(array, False, chunk_bytes)
 
@@ -176,6 +228,11 @@ def decode_chunks(
     if head.is_dead:
         _expect_end(it, what)
         return None, True
+    if lent is not None and key is not None and head.transport_options.value == lent.encode():
+        value = _lent_value(head, key, lent)
+        if value is not None:
+            _expect_end(it, what)
+            return value, False
     dt = tensor_util.proto_dtype(head.tensor)
     if not dtypes.is_memcpy(dt) or head.tensor.tensor_content:
         _expect_end(it, what)
@@ -209,6 +266,32 @@ def decode_chunks(
     if offset != buf.size:
         raise DataLossError(f"{what}: got {offset} of {buf.size} bytes")
     return buf.view(np_dtype).reshape(shape), False
+
+
+def _lent_value(head: Any, key: str, lent: str) -> np.ndarray | None:
+    """The value of an answer written into the receiver's lent segment `lent`, viewed in
+    its mapping; None (decode_chunks' general path decides) for anything else. What
+    decode_chunks does for it, without its conversions: the receiver runs it between the
+    answer and the consumer, on the critical path of every same-host hop."""
+    if head.transport_options.type_url != shm.TENSOR_TYPE or head.tensor.tensor_content:
+        return None
+    np_dtype = _memcpy_numpy(head.tensor.dtype)
+    if np_dtype is None:
+        return None
+    shape = tuple([d.size for d in head.tensor.tensor_shape.dim])
+    if any(d < 0 for d in shape):
+        return None
+    nbytes = math.prod(shape) * np_dtype.itemsize
+    mapping = shm.POOL.receive(key, lent, nbytes, lent)
+    return np.frombuffer(mapping, np_dtype).reshape(shape)
+
+
+@functools.cache
+def _memcpy_numpy(dt: int) -> np.dtype | None:
+    """The numpy dtype of a memcpy-able DataType (int; not a _REF), else None."""
+    if not dtypes.is_valid(dt) or dtypes.is_ref(dt) or not dtypes.is_memcpy(dt):
+        return None
+    return dtypes.as_numpy(dt)
 
 
 def _expect_end(it: Iterator[bytes], what: str) -> None:

@@ -8,9 +8,13 @@ whose key names a source device of ANOTHER task pulls the value from that task t
 the worker's RecvTensorClient (rpc.recv_tensor: local socket, RecvTensorOne/Stream, or
 TensorFlow's unary RecvTensor). Each remote recv starts its call on the thread
 that asked (the request leaves at once) and waits for the answer on a thread of the shared
-cached pool (rpc.call_pool: no thread start per recv), with a deadline, except the
-first one a RunGraph thread issues while it starts the step (`start_here`): that thread
-has nothing else to do until the step ends, so it waits for that answer itself;
+cached pool (rpc.call_pool: no thread start per recv), with a deadline, except those
+a RunGraph thread issues while it runs the step (`start_here`): that thread has nothing
+else to do until the step ends, so it waits for them itself, polling the same-host
+sockets their answers come on (rpc.recv_tensor.socket_call) and running each answer's
+consumers as it arrives (no hand-off to a pooled thread per hop, and the step's last
+value arrives on the thread that answers RunGraph); a recv without a socket (gRPC) it
+awaits only if it is the first it issues, as it then cannot poll the others;
 the worker's channels carry CHANNEL_OPTIONS, whose SingleThreadedUnaryStream makes the
 stream call run on that thread alone (no grpcio channel spin thread per step) while it
 stays cancellable; `start_abort` fails local waiters and cancels the calls in flight,
@@ -22,6 +26,8 @@ cancels any no _Recv took. Thread-safe.
 
 from __future__ import annotations
 
+import math
+import select
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -30,8 +36,12 @@ from typing import Any
 from common.errors import AbortedError, OpError, as_op_error
 from common.rendezvous import LocalRendezvous, RecvCallback, parse_key
 from rpc import call_pool
-from rpc.recv_tensor import Finish, RecvTensorClient
+from rpc.recv_tensor import Finish, RecvTensorClient, socket_call
 from rpc.worker_cache import canonical_task
+
+# A remote wait start_here defers: finish(), the calls to cancel on abort, the waiter, and
+# the socket call to poll (rpc.local_rpc.LocalCall; None: awaited alone).
+_Wait = tuple[Finish, list[Any], RecvCallback, Any]
 
 # start_here: how much tighter than the recv calls' own deadline a step's may be and still
 # count as no tighter (the step's budget was taken a moment before the calls start).
@@ -51,11 +61,14 @@ class RemoteRendezvous:
         # Keys sent here although their source is another task: RunGraph's `send` values
         # (fed by the master for client-terminated _Recvs); they are received locally.
         self._fed: set[str] = set()
-        # While `start_here` runs the step's executors: that thread's id, and the first
-        # remote wait it issued (run by that thread afterwards). Only that thread reads
-        # `_deferred`; others compare `_here` with their own id, so no lock is needed.
+        # While `start_here` runs the step: that thread's id, the remote waits it issued
+        # on sockets (it polls them) and the first without one it issued while starting
+        # the executors (it awaits that one alone). Only that thread touches `_deferred`
+        # and `_blocking`; others compare `_here` with their own id, so no lock is needed.
         self._here: int | None = None
-        self._deferred: tuple[Finish, list[Any], RecvCallback] | None = None
+        self._deferred: list[_Wait] = []
+        self._blocking: _Wait | None = None
+        self._polling = False  # start_here polls `_deferred` (no more blocking waits)
         # Remote calls started by prefetch() that no _Recv has taken yet.
         self._prefetched: dict[str, tuple[Finish, list[Any]]] = {}
 
@@ -93,12 +106,16 @@ class RemoteRendezvous:
 
     def start_here(self, start: Callable[[], None], deadline: float) -> None:
         """Run `start` (the step's executors) on this thread, which has nothing else to do
-        until the step ends: the first remote recv `start` issues on it is then awaited on
-        it too, instead of on a pooled thread (two thread wake-ups less per step). Only
-        when the step's `deadline` (time.monotonic) is no tighter than the recv calls' own
-        deadline, which then ends the wait; an abort cancels the call, as always. A step
-        with the worker's default budget (--step-timeout, the recv calls' timeout too)
-        started a moment before its calls: within DEADLINE_SLACK_S counts as no tighter."""
+        until the step ends: the remote recvs issued on it (by `start`, then by the
+        consumers it runs) are then awaited on it too, instead of on pooled threads: it
+        polls the sockets of those that have one and runs each answer's consumers as it
+        comes, until none is left. A recv without a socket is awaited here only if it is
+        the first `start` issues (the others then go to pooled threads), later ones on
+        pooled threads. Only when the step's `deadline` (time.monotonic) is no tighter
+        than the recv calls' own deadline, which then ends each wait; an abort cancels the
+        calls (their sockets turn readable), as always. A step with the worker's default
+        budget (--step-timeout, the recv calls' timeout too) started a moment before its
+        calls: within DEADLINE_SLACK_S counts as no tighter."""
         remaining = deadline - time.monotonic()
         if self._client is None or remaining < self._client.timeout - DEADLINE_SLACK_S:
             start()
@@ -107,10 +124,61 @@ class RemoteRendezvous:
         try:
             start()
         finally:
-            self._here = None
-            deferred, self._deferred = self._deferred, None
-            if deferred is not None:
-                self._wait_remote(*deferred)
+            blocking, self._blocking = self._blocking, None
+            try:
+                if blocking is not None:
+                    self._here = None
+                    deferred, self._deferred = self._deferred, []
+                    for wait in deferred:
+                        call_pool.shared().submit(self._wait_remote, *wait[:3])
+                    self._wait_remote(*blocking[:3])
+                else:
+                    self._polling = True
+                    self._poll_deferred()
+            finally:
+                self._here = None
+                self._polling = False
+                deferred, self._deferred = self._deferred, []
+                for wait in deferred:  # left by a failure here: still awaited
+                    call_pool.shared().submit(self._wait_remote, *wait[:3])
+
+    def _poll_deferred(self) -> None:
+        """Await the deferred waits on this thread: each as its socket turns readable (or
+        its call's deadline passes: its finish() then fails at once), including those the
+        consumers run here issue meanwhile, until none is left. The last one left is read
+        without polling (its read waits until its deadline)."""
+        poller = select.poll()
+        waiting: dict[int, _Wait] = {}
+        try:
+            while True:
+                for wait in self._deferred:
+                    fd = wait[3].fileno()
+                    waiting[fd] = wait
+                    poller.register(fd, select.POLLIN)
+                self._deferred.clear()
+                if len(waiting) <= 1:  # one left: its blocking read needs no poll first
+                    for fd, wait in list(waiting.items()):
+                        del waiting[fd]
+                        poller.unregister(fd)
+                        self._wait_remote(wait[0], wait[1], wait[2])
+                    if not self._deferred:
+                        return
+                    continue
+                ends = [w[3].deadline for w in waiting.values() if w[3].deadline is not None]
+                timeout_ms = None
+                if ends:
+                    timeout_ms = max(0, math.ceil((min(ends) - time.monotonic()) * 1e3))
+                ready = [fd for fd, _ in poller.poll(timeout_ms)]
+                if not ready:  # a deadline passed: those calls fail now
+                    now = time.monotonic()
+                    ready = [fd for fd, w in waiting.items() if (w[3].deadline or now) <= now]
+                for fd in ready:
+                    wait = waiting.pop(fd)
+                    poller.unregister(fd)
+                    self._wait_remote(wait[0], wait[1], wait[2])
+        finally:
+            # After a failure here, start_here hands those still waiting to pooled threads.
+            self._deferred.extend(waiting.values())
 
     def start_abort(self, error: OpError) -> None:
         with self._lock:
@@ -203,9 +271,14 @@ class RemoteRendezvous:
         self._await_remote(finish, mine, done)
 
     def _await_remote(self, finish: Finish, mine: list[Any], done: RecvCallback) -> None:
-        if self._here == threading.get_ident() and self._deferred is None:
-            self._deferred = (finish, mine, done)  # see start_here
-            return
+        if self._here == threading.get_ident():  # see start_here
+            call = socket_call(finish)
+            if call is not None:
+                self._deferred.append((finish, mine, done, call))
+                return
+            if not self._polling and self._blocking is None:
+                self._blocking = (finish, mine, done, None)
+                return
         call_pool.shared().submit(self._wait_remote, finish, mine, done)
 
     def _wait_remote(self, finish: Finish, mine: list[Any], done: RecvCallback) -> None:

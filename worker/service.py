@@ -328,9 +328,17 @@ class WorkerServicer:
         """RecvTensorOne: parked in the step's rendezvous, answered by the thread that
         delivers the value (or a pooled one for a large value)."""
         request = local_rpc.parse(worker_pb2.RecvTensorRequest, payload)
+        lent = tensor_stream.lent_segment(request)  # now, while the value is not there yet
 
         def answer(value: Any, is_dead: bool) -> None:
             try:
+                head = None
+                if lent is not None and not is_dead:
+                    head = tensor_stream.write_lent(value, *lent)
+                if head is not None:
+                    metrics.tensor_sent(value, is_dead, "local")
+                    reply(0, *local_rpc.pack_messages([head]))
+                    return
                 messages = self._local_messages(request, value, is_dead)
                 if messages != [b""]:  # else RecvTensorStream sends it (and counts it)
                     metrics.tensor_sent(value, is_dead, "local")

@@ -9,6 +9,7 @@ through LocalEndpoint and when it says no, and a stale socket being asked for ag
 from __future__ import annotations
 
 import os
+import select
 import socket
 import struct
 import threading
@@ -150,6 +151,30 @@ def test_deadline_names_the_peer(server):
     assert time.monotonic() - start < 5.0
 
 
+def test_deadline_counts_from_the_start_and_the_socket_polls_readable(server):
+    """A call's deadline runs from when it started, not from finish() (a recv awaited
+    later by a thread that polled it: worker.remote_rendezvous); its descriptor turns
+    readable when the answer arrives."""
+    client = server.client(PEER)
+    late = client.start(BLOCK, b"", 0.3)
+    assert server.gate.wait(10.0)
+    time.sleep(0.4)
+    start = time.monotonic()
+    with pytest.raises(DeadlineExceededError, match=f"Call to {PEER} .* timed out"):
+        late.finish()
+    assert time.monotonic() - start < 0.2
+    server.gate.clear()
+    answered = client.start(BLOCK, b"", 10.0)
+    assert server.gate.wait(10.0)
+    poller = select.poll()
+    poller.register(answered.fileno(), select.POLLIN)
+    assert poller.poll(50) == []
+    server.parked[-1](0, b"now")
+    assert poller.poll(5000) != []
+    assert bytes(answered.finish()) == b"now"
+    client.close()
+
+
 def test_cancel_ends_the_wait(server):
     client = server.client(PEER)
     call = client.start(BLOCK, b"", 30.0)
@@ -240,17 +265,34 @@ def test_tensors_cross_the_local_socket(local_cluster, monkeypatch, value):
 
 def test_repeated_1mb_value_goes_into_the_receivers_segment(local_cluster, monkeypatch):
     """Step 1 sends the 1 MB value as raw bytes on the socket; from step 2 on, the
-    receiver lends a segment made for the key and the producer copies into it in place."""
+    receiver lends a segment made for the key and the producer copies into it in place,
+    by the hop's short path on both ends (tensor_stream.write_lent, whose mapping the
+    sender looked up when the request came, and _lent_value), not the general one
+    (encode_stream's shm.write_into)."""
     _no_unary(monkeypatch)
     calls = _count_grpc_recvs(monkeypatch)
-    raw, written = [], []
-    real_raw, real_write = tensor_stream.raw_messages, shm.write_into
+    raw, written, general, viewed = [], [], [], []
+    real_raw, real_lent, real_view = (
+        tensor_stream.raw_messages,
+        tensor_stream.write_lent,
+        tensor_stream._lent_value,
+    )
     monkeypatch.setattr(
         tensor_stream, "raw_messages", lambda a: raw.append(a.nbytes) or real_raw(a)
     )
     monkeypatch.setattr(
-        shm, "write_into", lambda name, c: written.append(real_write(name, c)) or written[-1]
+        tensor_stream,
+        "write_lent",
+        lambda v, name, m: written.append(real_lent(v, name, m)) or written[-1],
     )
+    monkeypatch.setattr(shm, "write_into", lambda name, c: general.append(name))
+
+    def view(head, key, lent):
+        got = real_view(head, key, lent)
+        viewed.append((got.shape, got.dtype))  # not the array: it holds the segment
+        return got
+
+    monkeypatch.setattr(tensor_stream, "_lent_value", view)
     _, (w0, w1) = local_cluster({"worker": 2}, step_timeout=TIMEOUT)
     c0, s0 = _stub(w0)
     c1, s1 = _stub(w1)
@@ -271,7 +313,9 @@ def test_repeated_1mb_value_goes_into_the_receivers_segment(local_cluster, monke
     finally:
         c0.close()
         c1.close()
-    assert raw == [value.nbytes] and written == [True, True]
+    assert raw == [value.nbytes] and general == []
+    assert [type(w) for w in written] == [bytes, bytes]
+    assert viewed == [((1 << 18,), np.float32)] * 2
     assert calls == {"local": 3}
 
 

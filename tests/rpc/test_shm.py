@@ -230,3 +230,50 @@ def test_producer_mappings_are_bounded():
     finally:
         for name in names:
             shm.map_segment(name, n)  # unlinks
+
+
+def test_lent_segment_short_path_and_what_falls_back(monkeypatch):
+    """The sender looks the lent segment up when the request arrives (lent_segment) and
+    writes a fitting value into it (write_lent); the receiver views it in place. A value
+    that does not fit (size, layout, byte order, dtype) gets None: encode_stream answers
+    it, and decode_chunks reads an answer naming another segment the general way."""
+    pool = shm.ReceiverPool()
+    monkeypatch.setattr(shm, "POOL", pool)  # the pool decode_chunks receives into
+    n = 64 << 12  # 256 KB: above the inline size
+    out = None
+    try:
+        pool.note(KEY, n)
+        lent = pool.lend(KEY)
+        assert lent is not None
+        request = worker_pb2.RecvTensorRequest.FromString(_request(lent).SerializeToString())
+        name, mapping = ts.lent_segment(request)
+        assert name == lent[0] and len(mapping) == n
+        assert ts.lent_segment(_request()) is None  # offers shared memory, lends nothing
+        value = np.arange(n // 4, dtype=np.int32).reshape(64, -1)
+        for misfit in (
+            value[:, :-1],  # size
+            np.asfortranarray(value),  # layout
+            value.astype(">i4"),  # byte order
+            np.zeros(n // 8, dtype=object),  # not memcpy-able
+        ):
+            assert ts.write_lent(misfit, name, mapping) is None
+        head = ts.write_lent(value, name, mapping)
+        assert head is not None
+        parsed = worker_pb2.RecvTensorResponse.FromString(head)
+        assert (parsed.transport_options.type_url, parsed.transport_options.value) == (
+            shm.TENSOR_TYPE,
+            name.encode(),
+        )
+        out, is_dead = ts.decode_chunks([head], key=KEY, lent=name)
+        assert not is_dead and out.dtype == np.int32 and out.shape == (64, n // 256)
+        assert out.tobytes() == value.tobytes()
+        assert np.shares_memory(out, np.frombuffer(pool._segments[name].mapping, np.uint8))
+        del out
+        out = None
+        # An answer in a segment of its own (not the lent one): mapped the general way.
+        other = ts.encode_stream(_request(), value * 2, False)
+        out, _ = ts.decode_chunks(list(other), key=KEY, lent=pool.lend(KEY)[0])
+        assert out.tobytes() == (value * 2).tobytes()
+    finally:
+        del out
+        pool.close()
