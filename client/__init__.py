@@ -338,6 +338,7 @@ math = _NS(
 )
 # tf.linalg, tf.signal and TF1's tf.spectral: linear algebra and FFTs.
 linalg = _NS(
+    adjoint=_linalg_ops.adjoint,
     band_part=matrix_band_part,
     cholesky=cholesky,
     cholesky_solve=cholesky_solve,

@@ -10,9 +10,9 @@ from typing import Any
 
 from client.framework import dtypes, shape_fns
 from client.framework import ops as _ops
-from client.framework.op_builder import apply_op, constant, convert_to_tensor
+from client.framework.op_builder import apply_op, convert_to_tensor
 from client.framework.tensor_shape import TensorShape
-from client.ops import math_ops
+from client.ops import array_ops, math_ops
 
 
 def _out(op: Any) -> Any:
@@ -129,22 +129,42 @@ def logdet(matrix: Any, name: str | None = None) -> Any:
 
 
 def eye(
-    num_rows: int,
-    num_columns: int | None = None,
+    num_rows: Any,
+    num_columns: Any = None,
     batch_shape: Any = None,
     dtype: Any = dtypes.float32,
     name: str | None = None,
 ) -> Any:
-    """TF's tf.eye for static sizes: a MatrixDiagV3 of ones (square), or ones set on the
-    diagonal of zeros."""
+    """TF's tf.eye: a MatrixDiagV3 of ones (square), or ones set on the diagonal of
+    zeros; sizes given as tensors build the shapes in the graph, as TF does."""
     with _ops.name_scope(name, "eye", [num_rows, num_columns, batch_shape]):
-        batch = list(batch_shape or [])
+        is_square = num_columns is None
+        batch = [] if batch_shape is None else batch_shape
         cols = num_rows if num_columns is None else num_columns
-        ones = constant(1, dtype=dtype, shape=batch + [min(num_rows, cols)], name="ones")
-        if num_columns is None:
+        dynamic = isinstance(num_rows, _ops.Tensor) or isinstance(cols, _ops.Tensor)
+        if dynamic:
+            diag_size: Any = math_ops.minimum(num_rows, cols)
+        else:
+            is_square = num_rows == cols
+            diag_size = min(num_rows, cols)
+        if isinstance(batch, _ops.Tensor) or dynamic:
+            batch = convert_to_tensor(batch, name="shape", dtype=dtypes.int32)
+            diag_shape: Any = array_ops.concat((batch, [diag_size]), axis=0)
+            if not is_square:
+                shape: Any = array_ops.concat((batch, [num_rows, cols]), axis=0)
+        else:
+            diag_shape = list(batch) + [diag_size]
+            shape = list(batch) + [num_rows, cols]
+        ones = array_ops.ones(diag_shape, dtype=dtype)
+        if is_square:
             return matrix_diag(ones)
-        zeros = constant(0, dtype=dtype, shape=batch + [num_rows, cols], name="zeros")
-        return matrix_set_diag(zeros, ones)
+        return matrix_set_diag(array_ops.zeros(shape, dtype=dtype), ones)
+
+
+def adjoint(matrix: Any, name: str | None = None) -> Any:
+    with _ops.name_scope(name, "adjoint", [matrix]):
+        matrix = convert_to_tensor(matrix, name="matrix")
+        return array_ops.matrix_transpose(matrix, conjugate=True)
 
 
 def cross(a: Any, b: Any, name: str | None = None) -> Any:

@@ -105,6 +105,8 @@ GRADIENT_CASES = {
         lambda api: (_x(api, (1, 3, 3, 3, 1)), _x(api, (2, 2, 2, 1, 2), "w")),
     ),
     "Cos": _grad(lambda api, x: api.cos(x)),
+    "Cholesky": _grad(lambda api, x: api.cholesky(x), (2, 3, 3)),
+    "Cholesky_2d": _grad(lambda api, x: api.linalg.cholesky(x), (3, 3)),
     "Cross": _grad(lambda api, x, y: api.cross(x, y), n_inputs=2),
     "Cumsum": _grad(lambda api, x: api.cumsum(x, axis=1)),
     "Div": _grad(lambda api, x, y: api.div(x, y), n_inputs=2),

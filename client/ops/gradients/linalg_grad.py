@@ -46,6 +46,22 @@ def _solve_grad_a(op: Any, grad_b: Any) -> Any:
     return -math_ops.matmul(grad_b, c, adjoint_b=True)
 
 
+@RegisterGradient("Cholesky")
+def _cholesky_grad(op: Any, grad: Any) -> Any:
+    """l^{-H} ((l^H grad) * (tril(ones) - eye / 2)) l^{-1}, made Hermitian."""
+    chol = op.outputs[0]
+    num_rows = array_ops.shape(chol)[-1]
+    batch_shape = array_ops.shape(chol)[:-2]
+    eye = linalg_ops.eye(num_rows, batch_shape=batch_shape, dtype=chol.dtype)
+    chol_inverse = linalg_ops.matrix_triangular_solve(chol, eye)
+    middle = math_ops.matmul(chol, grad, adjoint_a=True)
+    middle = linalg_ops.matrix_set_diag(middle, 0.5 * linalg_ops.matrix_diag_part(middle))
+    middle = linalg_ops.matrix_band_part(middle, -1, 0)
+    grad_a = math_ops.matmul(math_ops.matmul(chol_inverse, middle, adjoint_a=True), chol_inverse)
+    grad_a += linalg_ops.adjoint(grad_a)
+    return grad_a * 0.5
+
+
 @RegisterGradient("MatrixSolve")
 def _matrix_solve_grad(op: Any, grad: Any) -> Any:
     adjoint = op.get_attr("adjoint")
