@@ -16,6 +16,7 @@ from .kernel_harness import assert_same_as_tf, ours_run, run1, tf_run
 from .signatures import assert_signature_matches_tensorflow, module_ops
 
 MY_OPS = module_ops(
+    "common.ops.linalg_extra_ops",
     "common.ops.linalg_ops",
     "common.ops.linalg_solve_ops",
     "common.ops.matrix_diag_ops",
@@ -58,7 +59,7 @@ def _close(op, inputs, attrs=None, rtol=None):
 def test_registered_the_whole_family():
     for name in ("MatrixInverse", "Svd", "MatrixSolveLs", "MatrixDiagPartV3", "IRFFT3D", "Cross"):
         assert name in MY_OPS
-    assert len(MY_OPS) == 32
+    assert len(MY_OPS) == 37
 
 
 @pytest.mark.parametrize("name", MY_OPS)
@@ -344,3 +345,46 @@ def test_fft_errors_match_tensorflow():
     assert_same_as_tf("FFT2D", {"input": np.ones(3, np.complex64)})
     bad_length = {"input": np.ones(5, np.float32), "fft_length": np.int32([1, 2])}
     assert_same_as_tf("RFFT", bad_length)
+
+
+# -- Lu, MatrixExponential, CholeskyGrad, tridiagonal ---------------------------------------
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex128])
+def test_lu_matches_tensorflow(dtype):
+    pytest.importorskip("tensorflow")
+    x = _rand((2, 4, 4), dtype)
+    from common import dtypes as _dt
+
+    for idx in (np.int32, np.int64):
+        attrs = {"output_idx_type": _dt.from_numpy(np.dtype(idx))}
+        lu_tf, p_tf = tf_run("Lu", {"input": x}, attrs)
+        lu_ours, p_ours = ours_run("Lu", {"input": x}, attrs)
+        np.testing.assert_array_equal(p_ours, p_tf)
+        assert p_ours.dtype == p_tf.dtype and lu_ours.dtype == lu_tf.dtype
+        np.testing.assert_allclose(lu_ours, lu_tf, rtol=1e-4, atol=1e-5)
+    assert_same_as_tf("Lu", {"input": np.ones((2, 2), np.float32)})
+    assert_same_as_tf("Lu", {"input": np.ones((2, 3), np.float32)})
+
+
+def test_matrix_exponential_fails_as_tensorflow_removed_it():
+    pytest.importorskip("tensorflow")
+    assert_same_as_tf("MatrixExponential", {"input": np.eye(2, dtype=np.float32)})
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_cholesky_grad_matches_tensorflow(dtype):
+    pytest.importorskip("tensorflow")
+    chol = np.linalg.cholesky(_spd((2, 4, 4), np.float64)).astype(dtype)
+    _close("CholeskyGrad", {"l": chol, "grad": _rand((2, 4, 4), dtype)}, rtol=1e-3)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex128])
+def test_tridiagonal_ops_match_tensorflow(dtype):
+    pytest.importorskip("tensorflow")
+    sup, main, sub = (_rand((2, 1, 5), dtype) for _ in range(3))
+    main = main + 4
+    rhs = _rand((2, 5, 3), dtype)
+    inputs = {"superdiag": sup, "maindiag": main, "subdiag": sub, "rhs": rhs}
+    _close("TridiagonalMatMul", inputs)
+    diagonals = np.concatenate([sup, main, sub], axis=-2)
+    _close("TridiagonalSolve", {"diagonals": diagonals, "rhs": rhs})
+    assert_same_as_tf("TridiagonalSolve", {"diagonals": diagonals[..., :2, :], "rhs": rhs})
