@@ -248,9 +248,10 @@ def _diag_part_v3_shape(op: Any) -> list[Any]:
 def _diag_v3_shape(op: Any) -> list[Any]:
     d = _in(op)
     consts = [shape_fns.constant_value(t) for t in op.inputs[1:4]]
-    if d.ndims is None or d.ndims < 1 or any(c is None for c in consts):
+    known = [c.reshape(-1) for c in consts if c is not None]
+    if d.ndims is None or d.ndims < 1 or len(known) != 3:
         return [TensorShape(None)]
-    k, rows, cols = (c.reshape(-1) for c in consts)
+    k, rows, cols = known
     if k.size != 1 or int(k[0]) != 0 or int(rows[0]) != -1 or int(cols[0]) != -1:
         return [TensorShape(None)]
     return [d.concatenate([d[-1]])]

@@ -32,13 +32,13 @@ def lu(x: np.ndarray, idx: np.dtype) -> tuple[np.ndarray, np.ndarray]:
     a = _square(x).copy()
     n = a.shape[-1]
     perm = np.broadcast_to(np.arange(n), a.shape[:-1]).copy()
-    rows = np.indices(a.shape[:-2])
+    rows = tuple(np.indices(a.shape[:-2]))
     for k in range(n):
         pivot = k + np.argmax(np.abs(a[..., k:, k]), axis=-1)
         for arr in (a, perm):
-            at_k = arr[(*rows, k)].copy()
-            arr[(*rows, k)] = arr[(*rows, pivot)]
-            arr[(*rows, pivot)] = at_k
+            at_k = arr[rows + (k,)].copy()
+            arr[rows + (k,)] = arr[rows + (pivot,)]
+            arr[rows + (pivot,)] = at_k
         if np.any(a[..., k, k] == 0):
             raise InvalidArgumentError("Input is not invertible.")
         a[..., k + 1 :, k] /= a[..., k, k, None]
