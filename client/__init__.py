@@ -59,6 +59,7 @@ from client.framework.ops import (  # noqa: F401
 from client.framework.tensor_shape import TensorShape  # noqa: F401
 from client.gradients import NotDifferentiable, RegisterGradient, gradients, no_gradient  # noqa: F401
 from client.ops import init_ops as _init_ops
+from client.ops import linalg_ops as _linalg_ops
 from client.ops import random_ops as _random_ops
 from client.ops import stateful_random_ops as _stateful_random_ops
 from client.ops.array_ops import (  # noqa: F401
@@ -117,6 +118,25 @@ from client.ops.init_ops import (  # noqa: F401
     uniform_unit_scaling_initializer,
     variance_scaling_initializer,
     zeros_initializer,
+)
+from client.ops.linalg_ops import (  # noqa: F401
+    cholesky,
+    cholesky_solve,
+    cross,
+    eye,
+    matrix_band_part,
+    matrix_determinant,
+    matrix_diag,
+    matrix_diag_part,
+    matrix_inverse,
+    matrix_set_diag,
+    matrix_solve,
+    matrix_triangular_solve,
+    qr,
+    self_adjoint_eig,
+    self_adjoint_eigvals,
+    svd,
+    trace,
 )
 from client.ops.logging_ops import Print, print_v2  # noqa: F401
 from client.ops.math_ops import (  # noqa: F401
@@ -315,6 +335,38 @@ math = _NS(
     reduce_prod=reduce_prod,
     negative=negative,
     reciprocal=reciprocal,
+)
+# tf.linalg, tf.signal and TF1's tf.spectral: linear algebra and FFTs.
+linalg = _NS(
+    adjoint=_linalg_ops.adjoint,
+    band_part=matrix_band_part,
+    cholesky=cholesky,
+    cholesky_solve=cholesky_solve,
+    cross=cross,
+    det=matrix_determinant,
+    diag=matrix_diag,
+    diag_part=matrix_diag_part,
+    eigh=self_adjoint_eig,
+    eigvalsh=self_adjoint_eigvals,
+    eye=eye,
+    inv=matrix_inverse,
+    logdet=_linalg_ops.logdet,
+    matmul=matmul,
+    qr=qr,
+    set_diag=matrix_set_diag,
+    slogdet=_linalg_ops.slogdet,
+    solve=matrix_solve,
+    svd=svd,
+    trace=trace,
+    triangular_solve=matrix_triangular_solve,
+)
+signal = spectral = _NS(
+    fft=_linalg_ops.fft,
+    fft2d=_linalg_ops.fft2d,
+    fft3d=_linalg_ops.fft3d,
+    ifft=_linalg_ops.ifft,
+    ifft2d=_linalg_ops.ifft2d,
+    ifft3d=_linalg_ops.ifft3d,
 )
 # tf.debugging: the checks TF1 also exports at top level.
 debugging = _NS(check_numerics=check_numerics)

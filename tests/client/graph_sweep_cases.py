@@ -105,6 +105,9 @@ GRADIENT_CASES = {
         lambda api: (_x(api, (1, 3, 3, 3, 1)), _x(api, (2, 2, 2, 1, 2), "w")),
     ),
     "Cos": _grad(lambda api, x: api.cos(x)),
+    "Cholesky": _grad(lambda api, x: api.cholesky(x), (2, 3, 3)),
+    "Cholesky_2d": _grad(lambda api, x: api.linalg.cholesky(x), (3, 3)),
+    "Cross": _grad(lambda api, x, y: api.cross(x, y), n_inputs=2),
     "Cumsum": _grad(lambda api, x: api.cumsum(x, axis=1)),
     "Div": _grad(lambda api, x, y: api.div(x, y), n_inputs=2),
     "DivNoNan": _grad(lambda api, x, y: api.div_no_nan(x, y), n_inputs=2),
@@ -154,6 +157,7 @@ GRADIENT_CASES = {
     "LeakyRelu": _grad(lambda api, x: api.nn.leaky_relu(x, 0.1)),
     "Log": _grad(lambda api, x: api.log(x)),
     "Log1p": _grad(lambda api, x: api.log1p(x)),
+    "LogMatrixDeterminant": _grad(lambda api, x: api.linalg.slogdet(x)[1], (2, 3, 3)),
     "LogSoftmax": _grad(lambda api, x: api.nn.log_softmax(x)),
     "MatMul": _grad_of(
         lambda api, x, w: api.matmul(x, w), lambda api: (_x(api), _x(api, (3, 4), "w"))
@@ -161,6 +165,20 @@ GRADIENT_CASES = {
     "MatMul_transposed": _grad_of(
         lambda api, x, w: api.matmul(x, w, transpose_a=True, transpose_b=True),
         lambda api: (_x(api, (3, 2)), _x(api, (4, 3), "w")),
+    ),
+    "MatrixBandPart": _grad(lambda api, x: api.matrix_band_part(x, -1, 0), (3, 3)),
+    "MatrixDeterminant": _grad(lambda api, x: api.matrix_determinant(x), (2, 3, 3)),
+    "MatrixDiagPartV3": _grad(lambda api, x: api.matrix_diag_part(x), (2, 3, 3)),
+    "MatrixDiagV3": _grad(lambda api, x: api.matrix_diag(x), (2, 3)),
+    "MatrixInverse": _grad(lambda api, x: api.matrix_inverse(x), (2, 3, 3)),
+    "MatrixInverse_2d": _grad(lambda api, x: api.linalg.inv(x, adjoint=True), (3, 3)),
+    "MatrixSolve": _grad(lambda api, x, y: api.matrix_solve(x, y), (2, 3, 3), n_inputs=2),
+    "MatrixTriangularSolve": _grad(
+        lambda api, x, y: api.matrix_triangular_solve(x, y, lower=False), (2, 3, 3), n_inputs=2
+    ),
+    "MatrixTriangularSolve_broadcast": _grad_of(
+        lambda api, a, b: api.matrix_triangular_solve(a, b, adjoint=True),
+        lambda api: (_x(api, (1, 3, 3), "a"), _x(api, (2, 3, 2), "b")),
     ),
     "Max": _grad(lambda api, x: api.reduce_max(x, axis=1)),
     "MaxPool": _grad(
@@ -306,6 +324,21 @@ ARRAY_CASES = {
     ),
     "fill_likes": _fill_likes,
     "cumsum": lambda api: api.cumsum(_x(api), axis=1),
+    "linalg": lambda api: (
+        api.cholesky_solve(_x(api, (2, 3, 3)), _x(api, (2, 3, 1), "r")),
+        api.linalg.logdet(_x(api, (3, 3))),
+        api.trace(_x(api, (2, 3, 3))),
+        api.matrix_set_diag(_x(api, (2, 3, 4)), _x(api, (2, 3), "d")),
+        api.eye(3),
+        api.eye(2, 3, batch_shape=[2], dtype=api.float64),
+        api.linalg.eigh(_x(api, (3, 3))),
+        api.self_adjoint_eigvals(_x(api, (3, 3))),
+        api.svd(_x(api, (2, 4, 3)), full_matrices=True),
+        api.svd(_x(api, (4, 3)), compute_uv=False),
+        api.linalg.det(_x(api, (3, 3))),
+        api.signal.fft(_x(api, (4,), "c", api.complex64)),
+        api.spectral.ifft2d(_x(api, (2, 4), "c", api.complex64)),
+    ),
     "split": lambda api: (api.split(_x(api), 3, axis=1), api.split(_x(api), [1, 2], 1)),
 }
 
