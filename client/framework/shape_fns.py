@@ -318,6 +318,53 @@ def _read_variable(op: Any) -> list[Any]:
     return [getattr(op.inputs[0], "_handle_shape", UNKNOWN)]
 
 
+# A TensorArray handle carries its element shape as handle data, forwarded by these ops'
+# shape functions (Merge does not forward it).
+_FORWARDS_HANDLE = ("Identity", "Enter", "RefEnter", "Switch", "RefSwitch", "TensorArrayGradV3")
+
+
+def _tensor_array_element_shape(handle: Any) -> TensorShape | None:
+    """The handle data TensorArrayV3's shape function gives its handle: the element_shape
+    attr when it is fully defined or identical_element_shapes is set; else None."""
+    op = handle.op
+    while op.type in _FORWARDS_HANDLE:
+        op = op.inputs[0].op
+    if op.type != "TensorArrayV3":
+        return None
+    shape = TensorShape(_attr(op, "element_shape"))
+    return shape if shape.is_fully_defined() or _attr(op, "identical_element_shapes") else None
+
+
+@_reg("TensorArrayV3", "TensorArrayGradV3")
+def _tensor_array(op: Any) -> list[Any]:
+    return [TensorShape([2]), TensorShape([])]
+
+
+@_reg("TensorArrayWriteV3", "TensorArrayScatterV3", "TensorArraySplitV3", "TensorArraySizeV3")
+def _tensor_array_flow(op: Any) -> list[Any]:
+    return [TensorShape([])]
+
+
+@_reg("TensorArrayReadV3")
+def _tensor_array_read(op: Any) -> list[Any]:
+    return [_tensor_array_element_shape(op.inputs[0]) or UNKNOWN]
+
+
+@_reg("TensorArrayGatherV3")
+def _tensor_array_gather(op: Any) -> list[Any]:
+    element = _tensor_array_element_shape(op.inputs[0])
+    if element is None:
+        return [UNKNOWN]
+    indices = _in(op, 1)
+    n = indices[0] if indices.ndims else None
+    return [TensorShape([n]).concatenate(element)]
+
+
+@_reg("TensorArrayConcatV3")
+def _tensor_array_concat(op: Any) -> list[Any]:
+    return [UNKNOWN, TensorShape([None])]
+
+
 @_reg("Shape")
 def _shape(op: Any) -> list[Any]:
     return [TensorShape([_in(op).ndims])]

@@ -69,6 +69,46 @@ def _tensor_array_split_concat(api):
     api.gradients(ta.concat(), x)
 
 
+@v1_control_flow
+def _tensor_array_gather_scatter(api):
+    x = _x(api, (3, 2))
+    ta = api.TensorArray(api.float32, size=4, element_shape=[2])
+    ta = ta.scatter([0, 2, 3], x)
+    ta = ta.write(1, ta.read(0) * 3.0)
+    api.gradients(ta.gather([3, 1, 2]), x)
+
+
+@v1_control_flow
+def _tensor_array_in_while(api):
+    x = _x(api, (2,))
+    ta = api.TensorArray(api.float32, size=0, dynamic_size=True)
+
+    def body(i, ta):
+        return i + 1, ta.write(i, x * api.cast(i, api.float32))
+
+    _, ta = api.while_loop(lambda i, ta: i < 3, body, [api.constant(0), ta])
+    api.gradients(ta.stack(), x)
+
+
+@v1_control_flow
+def _cond_in_while(api):
+    x = _x(api, ())
+    _, y = api.while_loop(
+        lambda i, y: i < 4,
+        lambda i, y: (i + 1, api.cond(i < 2, lambda: y * x, lambda: y + x)),
+        [api.constant(0), api.constant(1.0)],
+    )
+    api.gradients(y, x)
+
+
+@v1_control_flow
+def _cond_fed_pred_tuple(api):
+    x = _x(api)
+    p = api.placeholder(api.bool, [], name="p")
+    a, b = api.cond(p, lambda: (x * 2.0, api.reduce_sum(x)), lambda: (x, api.constant(0.0)))
+    api.gradients([a, b], x)
+
+
 GRADIENT_CASES = {
     "Abs": _grad(lambda api, x: api.abs(x)),
     "Add": _grad(lambda api, x, y: api.add(x, y), n_inputs=2),
@@ -256,9 +296,13 @@ GRADIENT_CASES = {
     "while_loop": _while_body,
     "TensorArray": _tensor_array,
     "TensorArraySplitConcat": _tensor_array_split_concat,
+    "TensorArrayGatherScatter": _tensor_array_gather_scatter,
+    "TensorArray_in_while_loop": _tensor_array_in_while,
     "cond": v1_control_flow(
         _grad(lambda api, x: api.cond(api.constant(True), lambda: x * 2.0, lambda: x))
     ),
+    "cond_fed_pred_tuple": _cond_fed_pred_tuple,
+    "cond_in_while_loop": _cond_in_while,
     "Snapshot": _grad(lambda api, x: api.identity(api.stop_gradient(x) + x)),
     "BroadcastTo": _grad(lambda api, x: api.broadcast_to(x, [4, 2, 3])),
     "Gather_v1": _grad(lambda api, x: api.gather(x, [1, 1, 0])),

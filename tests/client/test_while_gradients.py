@@ -1,5 +1,5 @@
-"""tf.gradients through v1 while_loop: the gradient loop's structure and TF's numbers,
-in-process and on a two-worker cluster."""
+"""tf.gradients through v1 while_loop and cond: the gradient loop's structure and TF's
+numbers, in-process and on a two-worker cluster."""
 
 from __future__ import annotations
 
@@ -85,6 +85,23 @@ def _cond_in_loop(tf):
     return gx, {x: 3.0}
 
 
+def _cond_tuple(tf, take_true):
+    # The untaken branch's gradient is zeros of a Switch's Shape (ZerosLikeOutsideLoop).
+    x = tf.placeholder(tf.float32, [2, 3], name="x")
+    p = tf.placeholder(tf.bool, [], name="p")
+    a, b = tf.cond(p, lambda: (x * 2.0, tf.reduce_sum(x)), lambda: (x, tf.constant(0.0)))
+    (gx,) = tf.gradients([a * a, b], [x])
+    return [a, b, gx], {x: np.arange(6, dtype=np.float32).reshape(2, 3), p: take_true}
+
+
+def _cond_taken(tf):
+    return _cond_tuple(tf, True)
+
+
+def _cond_not_taken(tf):
+    return _cond_tuple(tf, False)
+
+
 def _nested(tf):
     x = tf.placeholder(tf.float32, [], name="x")
 
@@ -104,6 +121,8 @@ CASES = [
     _unused_exit_and_independent_var,
     _cond_in_loop,
     _nested,
+    _cond_taken,
+    _cond_not_taken,
 ]
 
 
