@@ -313,26 +313,36 @@ def _scalar(op: Any) -> list[Any]:
     return [TensorShape([])]
 
 
-@_reg("ReadVariableOp")
-def _read_variable(op: Any) -> list[Any]:
-    return [getattr(op.inputs[0], "_handle_shape", UNKNOWN)]
+# Handle data (a resource handle's element shape) as TF's shape functions forward it: these
+# ops pass their input's on (Merge does not).
+_FORWARDS_HANDLE_DATA = (
+    "Identity",
+    "Enter",
+    "RefEnter",
+    "Switch",
+    "RefSwitch",
+    "TensorArrayGradV3",
+)
 
 
-# A TensorArray handle carries its element shape as handle data, forwarded by these ops'
-# shape functions (Merge does not forward it).
-_FORWARDS_HANDLE = ("Identity", "Enter", "RefEnter", "Switch", "RefSwitch", "TensorArrayGradV3")
+def handle_shape(handle: Any) -> TensorShape | None:
+    """The shape a resource handle carries as handle data, or None: a variable's shape
+    (set on its VarHandleOp's output), or the element shape TensorArrayV3's shape function
+    gives its handle (the element_shape attr when fully defined or
+    identical_element_shapes), followed through the ops that forward it."""
+    while handle.op.type in _FORWARDS_HANDLE_DATA:
+        handle = handle.op.inputs[0]
+    shape = getattr(handle, "_handle_shape", None)
+    if shape is not None or handle.op.type != "TensorArrayV3":
+        return shape
+    shape = TensorShape(_attr(handle.op, "element_shape"))
+    identical = _attr(handle.op, "identical_element_shapes")
+    return shape if shape.is_fully_defined() or identical else None
 
 
-def _tensor_array_element_shape(handle: Any) -> TensorShape | None:
-    """The handle data TensorArrayV3's shape function gives its handle: the element_shape
-    attr when it is fully defined or identical_element_shapes is set; else None."""
-    op = handle.op
-    while op.type in _FORWARDS_HANDLE:
-        op = op.inputs[0].op
-    if op.type != "TensorArrayV3":
-        return None
-    shape = TensorShape(_attr(op, "element_shape"))
-    return shape if shape.is_fully_defined() or _attr(op, "identical_element_shapes") else None
+@_reg("ReadVariableOp", "TensorArrayReadV3")
+def _read_handle(op: Any) -> list[Any]:
+    return [handle_shape(op.inputs[0]) or UNKNOWN]
 
 
 @_reg("TensorArrayV3", "TensorArrayGradV3")
@@ -345,14 +355,9 @@ def _tensor_array_flow(op: Any) -> list[Any]:
     return [TensorShape([])]
 
 
-@_reg("TensorArrayReadV3")
-def _tensor_array_read(op: Any) -> list[Any]:
-    return [_tensor_array_element_shape(op.inputs[0]) or UNKNOWN]
-
-
 @_reg("TensorArrayGatherV3")
 def _tensor_array_gather(op: Any) -> list[Any]:
-    element = _tensor_array_element_shape(op.inputs[0])
+    element = handle_shape(op.inputs[0])
     if element is None:
         return [UNKNOWN]
     indices = _in(op, 1)
@@ -778,11 +783,7 @@ def _gather_nd(op: Any) -> list[Any]:
 
 @_reg("Gather", "GatherV2", "ResourceGather")
 def _gather(op: Any) -> list[Any]:
-    params = (
-        _in(op, 0)
-        if op.type != "ResourceGather"
-        else getattr(op.inputs[0], "_handle_shape", UNKNOWN)
-    )
+    params = _in(op, 0) if op.type != "ResourceGather" else handle_shape(op.inputs[0]) or UNKNOWN
     idx = _in(op, 1)
     axis = 0 if op.type != "GatherV2" else constant_value(op.inputs[2])
     if params.ndims is None or idx.ndims is None or axis is None:

@@ -109,6 +109,14 @@ def _cond_fed_pred_tuple(api):
     api.gradients([a, b], x)
 
 
+@v1_control_flow
+def _cond_of_variable(api):
+    v = api.get_variable("v", [2], initializer=api.zeros_initializer(), use_resource=True)
+    p = api.placeholder(api.bool, [], name="p")
+    y = api.cond(p, lambda: v * 2.0, lambda: api.constant([1.0, 2.0]))
+    api.gradients(y, v)
+
+
 GRADIENT_CASES = {
     "Abs": _grad(lambda api, x: api.abs(x)),
     "Add": _grad(lambda api, x, y: api.add(x, y), n_inputs=2),
@@ -303,6 +311,7 @@ GRADIENT_CASES = {
     ),
     "cond_fed_pred_tuple": _cond_fed_pred_tuple,
     "cond_in_while_loop": _cond_in_while,
+    "cond_of_variable": _cond_of_variable,
     "Snapshot": _grad(lambda api, x: api.identity(api.stop_gradient(x) + x)),
     "BroadcastTo": _grad(lambda api, x: api.broadcast_to(x, [4, 2, 3])),
     "Gather_v1": _grad(lambda api, x: api.gather(x, [1, 1, 0])),
