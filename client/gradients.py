@@ -41,11 +41,15 @@ def _as_tensor_x(x: Any) -> Any:
 
 
 def _reachable_forward(start_ops: list[Any]) -> set[Any]:
+    """TF's _MarkReachedOps: the ops reachable from start_ops along trainable tensors (an
+    int32 size or shape ends the path, so ops computed from it are not between)."""
     seen = set(start_ops)
     queue = collections.deque(start_ops)
     while queue:
         op = queue.popleft()
         for out in op.outputs:
+            if not is_trainable(out):
+                continue
             for c in out._consumers:
                 if c not in seen:
                     seen.add(c)

@@ -91,6 +91,23 @@ def _tensor_array_in_while(api):
 
 
 @v1_control_flow
+def _tensor_arrays_through_while(api):
+    # An RNN's layout: a loop reads one array and writes a growing one; its int32 size
+    # (a TensorArraySizeV3 the stack takes too) is fetched with the outputs.
+    x = _x(api, (3, 2))
+    inputs = api.TensorArray(api.float32, size=3).unstack(x)
+    out = api.TensorArray(api.float32, size=0, dynamic_size=True)
+
+    def body(i, h, out):
+        h = api.tanh(h + inputs.read(i))
+        return i + 1, h, out.write(i, h)
+
+    loop_vars = [api.constant(0), api.zeros([2]), out]
+    _, h, out = api.while_loop(lambda i, h, out: i < 3, body, loop_vars)
+    api.gradients([h, out.stack(), out.size()], x)
+
+
+@v1_control_flow
 def _cond_in_while(api):
     x = _x(api, ())
     _, y = api.while_loop(
@@ -306,6 +323,7 @@ GRADIENT_CASES = {
     "TensorArraySplitConcat": _tensor_array_split_concat,
     "TensorArrayGatherScatter": _tensor_array_gather_scatter,
     "TensorArray_in_while_loop": _tensor_array_in_while,
+    "TensorArrays_through_while_loop": _tensor_arrays_through_while,
     "cond": v1_control_flow(
         _grad(lambda api, x: api.cond(api.constant(True), lambda: x * 2.0, lambda: x))
     ),
