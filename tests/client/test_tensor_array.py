@@ -75,6 +75,35 @@ def _read_in_while(tf):
     return [h, gx], {x: _X32}
 
 
+def _rnn_like(tf):
+    x = tf.placeholder(tf.float32, [3, 2], name="x")
+    inputs = tf.TensorArray(tf.float32, size=3).unstack(x)
+    out = tf.TensorArray(tf.float32, size=0, dynamic_size=True)
+
+    def body(i, h, out):
+        h = tf.tanh(h * 0.5 + inputs.read(i))
+        return i + 1, h, out.write(i, h)
+
+    _, h, out = tf.while_loop(lambda i, h, out: i < 3, body, [tf.constant(0), tf.zeros([2]), out])
+    stacked = out.stack()
+    (gx,) = tf.gradients([h, stacked * _W], x)
+    return [h, stacked, out.size(), gx], {x: _X32}
+
+
+def _cond_written_in_while(tf):
+    x = tf.placeholder(tf.float32, [2], name="x")
+    ta = tf.TensorArray(tf.float32, size=3)
+
+    def body(i, ta):
+        v = tf.cond(i < 1, lambda: x * 2.0, lambda: tf.sin(x) * tf.cast(i, tf.float32))
+        return i + 1, ta.write(i, v)
+
+    _, ta = tf.while_loop(lambda i, ta: i < 3, body, [0, ta])
+    out = ta.stack()
+    (gx,) = tf.gradients(tf.reduce_sum(out * _W), x)
+    return [out, gx], {x: _X32[1]}
+
+
 CASES = [
     _unstack_write_stack,
     _split_concat,
@@ -82,6 +111,8 @@ CASES = [
     _scatter_gather,
     _written_in_while,
     _read_in_while,
+    _cond_written_in_while,
+    _rnn_like,
 ]
 
 
