@@ -166,13 +166,9 @@ class TensorArray:
         with _ops.name_scope(name, "TensorArraySplit", [self._handle, value, lengths]):
             value = convert_to_tensor(value, dtype=self._dtype, name="value")
             lengths_64 = math_ops.cast(lengths, dtypes.int64)
-            clengths = constant_value(lengths_64)
-            equal = clengths is not None and clengths.shape and clengths.max() == clengths.min()
-            if value.shape.dims is not None and equal:
-                # Equal pieces: each element's shape is known.
-                self._merge_element_shape(
-                    TensorShape([int(clengths[0])]).concatenate(value.shape[1:])
-                )
+            piece = _equal_piece_length(lengths_64)
+            if value.shape.dims is not None and piece is not None:
+                self._merge_element_shape(TensorShape([piece]).concatenate(value.shape[1:]))
             flow = apply_op(
                 "TensorArraySplitV3", [self._handle, value, lengths_64, self._flow], {}, name
             ).outputs[0]
@@ -195,3 +191,12 @@ def _static_int(size: Any) -> int | None:
         v = constant_value(size)
         return None if v is None else int(v)
     return int(size)
+
+
+def _equal_piece_length(lengths: Any) -> int | None:
+    """The length of every piece when `lengths` is a known vector of equal lengths (then
+    each element's shape is known, as TF's split infers it), else None."""
+    v = constant_value(lengths)
+    if v is None or v.ndim != 1 or v.size == 0 or v.max() != v.min():
+        return None
+    return int(v[0])
