@@ -246,7 +246,10 @@ def _default_grad_ys(grad_ys: list[Any], ys: list[Any]) -> list[Any]:
             with _ops.name_scope(f"grad_ys_{i}") as scope:
                 out.append(array_ops.fill(y_shape, convert_to_tensor(1, dtype=y.dtype), name=scope))
         else:
-            out.append(convert_to_tensor(gy, dtype=y.dtype))
+            # TF names a given gradient in the gradients scope (Identity "grad_ys_i"):
+            # TensorArray gradients find their gradients call from that name.
+            gy = convert_to_tensor(gy, dtype=y.dtype, name="grad_y")
+            out.append(array_ops.identity(gy, name=f"grad_ys_{i}"))
     return out
 
 

@@ -108,6 +108,13 @@ def _tensor_arrays_through_while(api):
 
 
 @v1_control_flow
+def _tensor_array_grad_ys(api):
+    x = _x(api, (3, 2))
+    out = api.TensorArray(api.float32, size=3).unstack(x).stack()
+    api.gradients(out, x, grad_ys=out * 2.0)
+
+
+@v1_control_flow
 def _cond_in_while(api):
     x = _x(api, ())
     _, y = api.while_loop(
@@ -324,6 +331,7 @@ GRADIENT_CASES = {
     "TensorArrayGatherScatter": _tensor_array_gather_scatter,
     "TensorArray_in_while_loop": _tensor_array_in_while,
     "TensorArrays_through_while_loop": _tensor_arrays_through_while,
+    "TensorArray_grad_ys": _tensor_array_grad_ys,
     "cond": v1_control_flow(
         _grad(lambda api, x: api.cond(api.constant(True), lambda: x * 2.0, lambda: x))
     ),
