@@ -52,6 +52,13 @@ def _while_body(api):
 
 
 @v1_control_flow
+def _while_body_reads_initial_value(api):
+    x = _x(api, (2,))
+    _, y = api.while_loop(lambda i, y: i < 3, lambda i, y: (i + 1, api.sin(y) * x), [0, x])
+    api.gradients(y, x)
+
+
+@v1_control_flow
 def _tensor_array(api):
     x = _x(api, (3, 2))
     ta = api.TensorArray(api.float32, size=3)
@@ -326,6 +333,7 @@ GRADIENT_CASES = {
     "Transpose": _grad(lambda api, x: api.transpose(x)),
     "Unpack": _grad(lambda api, x: api.unstack(x, axis=1)[0]),
     "while_loop": _while_body,
+    "while_loop_body_reads_initial_value": _while_body_reads_initial_value,
     "TensorArray": _tensor_array,
     "TensorArraySplitConcat": _tensor_array_split_concat,
     "TensorArrayGatherScatter": _tensor_array_gather_scatter,

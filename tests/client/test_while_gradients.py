@@ -85,6 +85,15 @@ def _cond_in_loop(tf):
     return gx, {x: 3.0}
 
 
+def _initial_value_read_in_body(tf):
+    # The body reads x, which is also a loop variable's initial value: it enters the
+    # loop a second time, as a constant (TF's _InitializeValues(enter_vars)).
+    x = tf.placeholder(tf.float32, [2], name="x")
+    _, y = tf.while_loop(lambda i, y: i < 3, lambda i, y: (i + 1, tf.sin(y) * x), [0, x])
+    (gx,) = tf.gradients(y, [x])
+    return [y, gx], {x: np.array([0.5, -1.5], np.float32)}
+
+
 def _cond_tuple(tf, take_true):
     # The untaken branch's gradient is zeros of a Switch's Shape (ZerosLikeOutsideLoop).
     x = tf.placeholder(tf.float32, [2, 3], name="x")
@@ -123,6 +132,7 @@ CASES = [
     _nested,
     _cond_taken,
     _cond_not_taken,
+    _initial_value_read_in_body,
 ]
 
 
