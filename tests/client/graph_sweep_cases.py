@@ -59,6 +59,17 @@ def _while_body_reads_initial_value(api):
 
 
 @v1_control_flow
+def _while_in_cond(api):
+    x = _x(api, ())
+    p = api.placeholder(api.bool, [], name="p")
+
+    def loop():
+        return api.while_loop(lambda i, y: i < 2, lambda i, y: (i + 1, y * x), [0, x])[1]
+
+    api.gradients(api.cond(p, loop, lambda: x), x)
+
+
+@v1_control_flow
 def _tensor_array(api):
     x = _x(api, (3, 2))
     ta = api.TensorArray(api.float32, size=3)
@@ -334,6 +345,7 @@ GRADIENT_CASES = {
     "Unpack": _grad(lambda api, x: api.unstack(x, axis=1)[0]),
     "while_loop": _while_body,
     "while_loop_body_reads_initial_value": _while_body_reads_initial_value,
+    "while_loop_in_cond": _while_in_cond,
     "TensorArray": _tensor_array,
     "TensorArraySplitConcat": _tensor_array_split_concat,
     "TensorArrayGatherScatter": _tensor_array_gather_scatter,

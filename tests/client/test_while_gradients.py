@@ -94,6 +94,19 @@ def _initial_value_read_in_body(tf):
     return [y, gx], {x: np.array([0.5, -1.5], np.float32)}
 
 
+def _loop_in_cond(tf):
+    # The loop's initial value x comes through the cond's Switch (TF's outer AddValue).
+    x = tf.placeholder(tf.float32, [], name="x")
+    p = tf.placeholder(tf.bool, [], name="p")
+
+    def loop():
+        return tf.while_loop(lambda i, y: i < 2, lambda i, y: (i + 1, y * x), [0, x])[1]
+
+    y = tf.cond(p, loop, lambda: x)
+    (gx,) = tf.gradients(y, [x])
+    return [y, gx], {x: 1.5, p: True}
+
+
 def _cond_tuple(tf, take_true):
     # The untaken branch's gradient is zeros of a Switch's Shape (ZerosLikeOutsideLoop).
     x = tf.placeholder(tf.float32, [2, 3], name="x")
@@ -133,6 +146,7 @@ CASES = [
     _cond_taken,
     _cond_not_taken,
     _initial_value_read_in_body,
+    _loop_in_cond,
 ]
 
 
