@@ -41,11 +41,15 @@ def _as_tensor_x(x: Any) -> Any:
 
 
 def _reachable_forward(start_ops: list[Any]) -> set[Any]:
+    """TF's _MarkReachedOps: the ops reachable from start_ops along trainable tensors (an
+    int32 size or shape ends the path, so ops computed from it are not between)."""
     seen = set(start_ops)
     queue = collections.deque(start_ops)
     while queue:
         op = queue.popleft()
         for out in op.outputs:
+            if not is_trainable(out):
+                continue
             for c in out._consumers:
                 if c not in seen:
                     seen.add(c)
@@ -242,7 +246,10 @@ def _default_grad_ys(grad_ys: list[Any], ys: list[Any]) -> list[Any]:
             with _ops.name_scope(f"grad_ys_{i}") as scope:
                 out.append(array_ops.fill(y_shape, convert_to_tensor(1, dtype=y.dtype), name=scope))
         else:
-            out.append(convert_to_tensor(gy, dtype=y.dtype))
+            # TF names a given gradient in the gradients scope (Identity "grad_ys_i"):
+            # TensorArray gradients find their gradients call from that name.
+            gy = convert_to_tensor(gy, dtype=y.dtype, name="grad_y")
+            out.append(array_ops.identity(gy, name=f"grad_ys_{i}"))
     return out
 
 

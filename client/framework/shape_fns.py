@@ -313,9 +313,61 @@ def _scalar(op: Any) -> list[Any]:
     return [TensorShape([])]
 
 
-@_reg("ReadVariableOp")
-def _read_variable(op: Any) -> list[Any]:
-    return [getattr(op.inputs[0], "_handle_shape", UNKNOWN)]
+# Handle data (a resource handle's element shape) as TF's shape functions forward it: these
+# ops pass their input's on (Merge does not).
+_FORWARDS_HANDLE_DATA = (
+    "Identity",
+    "Enter",
+    "RefEnter",
+    "Switch",
+    "RefSwitch",
+    "TensorArrayGradV3",
+)
+
+
+def handle_shape(handle: Any) -> TensorShape | None:
+    """The shape a resource handle carries as handle data, or None: a variable's shape
+    (set on its VarHandleOp's output), or the element shape TensorArrayV3's shape function
+    gives its handle (the element_shape attr when fully defined or
+    identical_element_shapes), followed through the ops that forward it."""
+    while handle.op.type in _FORWARDS_HANDLE_DATA:
+        handle = handle.op.inputs[0]
+    shape = getattr(handle, "_handle_shape", None)
+    if shape is not None or handle.op.type != "TensorArrayV3":
+        return shape
+    shape = TensorShape(_attr(handle.op, "element_shape"))
+    identical = _attr(handle.op, "identical_element_shapes")
+    return shape if shape.is_fully_defined() or identical else None
+
+
+@_reg("ReadVariableOp", "TensorArrayReadV3")
+def _read_handle(op: Any) -> list[Any]:
+    return [handle_shape(op.inputs[0]) or UNKNOWN]
+
+
+@_reg("TensorArrayV3", "TensorArrayGradV3")
+def _tensor_array(op: Any) -> list[Any]:
+    return [TensorShape([2]), TensorShape([])]
+
+
+@_reg("TensorArrayWriteV3", "TensorArrayScatterV3", "TensorArraySplitV3", "TensorArraySizeV3")
+def _tensor_array_flow(op: Any) -> list[Any]:
+    return [TensorShape([])]
+
+
+@_reg("TensorArrayGatherV3")
+def _tensor_array_gather(op: Any) -> list[Any]:
+    element = handle_shape(op.inputs[0])
+    if element is None:
+        return [UNKNOWN]
+    indices = _in(op, 1)
+    n = indices[0] if indices.ndims else None
+    return [TensorShape([n]).concatenate(element)]
+
+
+@_reg("TensorArrayConcatV3")
+def _tensor_array_concat(op: Any) -> list[Any]:
+    return [UNKNOWN, TensorShape([None])]
 
 
 @_reg("Shape")
@@ -731,11 +783,7 @@ def _gather_nd(op: Any) -> list[Any]:
 
 @_reg("Gather", "GatherV2", "ResourceGather")
 def _gather(op: Any) -> list[Any]:
-    params = (
-        _in(op, 0)
-        if op.type != "ResourceGather"
-        else getattr(op.inputs[0], "_handle_shape", UNKNOWN)
-    )
+    params = _in(op, 0) if op.type != "ResourceGather" else handle_shape(op.inputs[0]) or UNKNOWN
     idx = _in(op, 1)
     axis = 0 if op.type != "GatherV2" else constant_value(op.inputs[2])
     if params.ndims is None or idx.ndims is None or axis is None:

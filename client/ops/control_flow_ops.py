@@ -627,13 +627,19 @@ def _build_loop(
     try:
         for x in flat_vars:
             ctx._values.add(x.name)
+        # An enclosing context makes the initial values its own first (a cond's Switch).
+        real_vars = flat_vars
+        if ctx.outer_context is not None:
+            real_vars = [ctx.outer_context.AddValue(x) for x in flat_vars]
         with _ops.control_dependencies(None):
-            enter_vars = [_enter(x, ctx.name, False, parallel_iterations) for x in flat_vars]
+            enter_vars = [_enter(x, ctx.name, False, parallel_iterations) for x in real_vars]
         for e in enter_vars:
             e.op._set_control_flow_context(ctx)
-            ctx._values.add(e.name)
             if ctx.outer_context is not None:
                 ctx.outer_context.AddInnerOp(e.op)
+        # Only the Enters are the loop's own values now (TF's _InitializeValues(enter_vars)):
+        # the body reading an initial value directly enters it again, as a constant.
+        ctx._values = {e.name for e in enter_vars}
         ctx.loop_enters = enter_vars
         merge_vars = []
         for e in enter_vars:

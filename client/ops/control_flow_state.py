@@ -19,7 +19,7 @@ from typing import Any
 from client.framework import dtypes
 from client.framework import ops as _ops
 from client.framework.gradient_registry import is_trainable
-from client.framework.op_builder import apply_op, constant, convert_to_tensor
+from client.framework.op_builder import apply_op, constant
 from client.framework.shape_fns import constant_value
 from client.ops import array_ops, data_flow_ops, math_ops
 from client.ops import control_flow_ops as cfo
@@ -476,7 +476,7 @@ def zeros_like_outside_loop(op: Any, index: int) -> Any:
                         return _resource_zeros(switch_val, op._inputs[0])
                 shape = apply_op("Shape", [switch_val], {"out_type": dtypes.int32}).outputs[0]
                 with _ops.control_dependencies([pivot]):
-                    return array_ops.fill(shape, convert_to_tensor(0, dtype=val.dtype))
+                    return array_ops.zeros(shape, val.dtype)
     if val.dtype == dtypes.resource:
         return _resource_zeros(val, val)
     return array_ops.zeros_like(val, optimize=False)

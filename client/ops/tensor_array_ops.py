@@ -10,6 +10,8 @@ from typing import Any
 from client.framework import dtypes
 from client.framework import ops as _ops
 from client.framework.op_builder import apply_op, convert_to_tensor
+from client.framework.ops import Tensor
+from client.framework.shape_fns import constant_value
 from client.framework.tensor_shape import TensorShape
 from client.ops import array_ops, math_ops
 
@@ -34,8 +36,11 @@ class TensorArray:
         self._dtype = dtypes.as_dtype(dtype).base_dtype
         self._dynamic_size = bool(dynamic_size)
         self._infer_shape = infer_shape
-        self._element_shape = [TensorShape(element_shape)] if element_shape is not None else []
-        self._size: Any = None
+        # One shape shared by every TensorArray on this handle (writes refine it).
+        self._element_shape = [TensorShape(element_shape)]
+        # The size as given (a Python int or a Tensor): size() converts it where it is
+        # asked for, as TF does ("TensorArrayStack/Const").
+        self._size: Any = size
         if handle is not None:
             if flow is None:
                 raise ValueError("flow must not be None if handle is not None.")
@@ -52,8 +57,6 @@ class TensorArray:
                 "clear_after_read": True if clear_after_read is None else bool(clear_after_read),
                 "tensor_array_name": tensor_array_name or "",
             }
-            size = convert_to_tensor(size, dtype=dtypes.int32)
-            self._size = None if self._dynamic_size else size
             op = apply_op("TensorArrayV3", [size], attrs, scope)
             self._handle, self._flow = op.outputs[0], op.outputs[1]
 
@@ -63,7 +66,7 @@ class TensorArray:
 
     @property
     def element_shape(self) -> TensorShape:
-        return self._element_shape[0] if self._element_shape else TensorShape(None)
+        return self._element_shape[0]
 
     def _like(self, flow: Any) -> TensorArray:
         ta = TensorArray(self._dtype, handle=self._handle, flow=flow, infer_shape=self._infer_shape)
@@ -73,16 +76,10 @@ class TensorArray:
         return ta
 
     def _merge_element_shape(self, shape: TensorShape) -> None:
-        if not self._infer_shape:
-            return
-        if self._element_shape:
-            if not shape.is_compatible_with(self._element_shape[0]):
-                raise ValueError(
-                    f"Inconsistent shapes: saw {shape} but expected {self._element_shape[0]} "
-                )
-            self._element_shape[0] = self._element_shape[0].merge_with(shape)
-        else:
-            self._element_shape.append(shape)
+        if not shape.is_compatible_with(self.element_shape):
+            raise ValueError(f"Inconsistent shapes: saw {shape} but expected {self.element_shape} ")
+        if self._infer_shape:
+            self._element_shape[0] = self.element_shape.merge_with(shape)
 
     def identity(self) -> TensorArray:
         return self._like(array_ops.identity(self._flow))
@@ -106,8 +103,7 @@ class TensorArray:
         value = apply_op(
             "TensorArrayReadV3", [self._handle, index, self._flow], {"dtype": self._dtype}, name
         ).outputs[0]
-        if self._element_shape:
-            value.set_shape(self._element_shape[0])
+        value.set_shape(self.element_shape)
         return value
 
     def write(self, index: Any, value: Any, name: str | None = None) -> TensorArray:
@@ -120,28 +116,37 @@ class TensorArray:
             return self._like(flow)
 
     def stack(self, name: str | None = None) -> Any:
-        with _ops.name_scope(name, "TensorArrayStack", [self._handle]):
-            return self.gather(math_ops.range(0, self.size()), name=name)
+        with (
+            _ops.colocate_with(self._handle),
+            _ops.name_scope(name, "TensorArrayStack", [self._handle]),
+        ):
+            value = self.gather(math_ops.range(0, self.size()), name=name)
+            if self.element_shape and not self._dynamic_size and self._size is not None:
+                value.set_shape(
+                    TensorShape([_static_int(self._size)]).concatenate(self.element_shape)
+                )
+            return value
 
     def gather(self, indices: Any, name: str | None = None) -> Any:
-        attrs: dict[str, Any] = {"dtype": self._dtype}
-        if self._element_shape:
-            attrs["element_shape"] = self._element_shape[0]
+        attrs = {"dtype": self._dtype, "element_shape": self.element_shape}
         value = apply_op(
             "TensorArrayGatherV3", [self._handle, indices, self._flow], attrs, name
         ).outputs[0]
-        if self._element_shape and self._element_shape[0].dims is not None:
-            value.set_shape(TensorShape([None]).concatenate(self._element_shape[0]))
+        if self.element_shape:
+            value.set_shape(TensorShape([None]).concatenate(self.element_shape))
         return value
 
     def concat(self, name: str | None = None) -> Any:
-        op = apply_op(
-            "TensorArrayConcatV3",
-            [self._handle, self._flow],
-            {"dtype": self._dtype, "element_shape_except0": TensorShape(None)},
-            name,
-        )
-        return op.outputs[0]
+        attrs = {"dtype": self._dtype, "element_shape_except0": self.element_shape[1:]}
+        value = apply_op("TensorArrayConcatV3", [self._handle, self._flow], attrs, name).outputs[0]
+        if self.element_shape:
+            dim0 = None
+            if self._infer_shape:
+                size = _static_int(self.size())
+                if size is not None and self.element_shape[0] is not None:
+                    dim0 = size * self.element_shape[0]
+            value.set_shape(TensorShape([dim0]).concatenate(self.element_shape[1:]))
+        return value
 
     def unstack(self, value: Any, name: str | None = None) -> TensorArray:
         with _ops.name_scope(name, "TensorArrayUnstack", [self._handle, value]):
@@ -151,8 +156,7 @@ class TensorArray:
     def scatter(self, indices: Any, value: Any, name: str | None = None) -> TensorArray:
         with _ops.name_scope(name, "TensorArrayScatter", [self._handle, value, indices]):
             value = convert_to_tensor(value, dtype=self._dtype, name="value")
-            if value.shape.ndims is not None and value.shape.ndims > 0:
-                self._merge_element_shape(TensorShape(value.shape.dims[1:]))
+            self._merge_element_shape(value.shape[1:])
             flow = apply_op(
                 "TensorArrayScatterV3", [self._handle, indices, value, self._flow], {}, name
             ).outputs[0]
@@ -162,15 +166,37 @@ class TensorArray:
         with _ops.name_scope(name, "TensorArraySplit", [self._handle, value, lengths]):
             value = convert_to_tensor(value, dtype=self._dtype, name="value")
             lengths_64 = math_ops.cast(lengths, dtypes.int64)
+            piece = _equal_piece_length(lengths_64)
+            if value.shape.dims is not None and piece is not None:
+                self._merge_element_shape(TensorShape([piece]).concatenate(value.shape[1:]))
             flow = apply_op(
                 "TensorArraySplitV3", [self._handle, value, lengths_64, self._flow], {}, name
             ).outputs[0]
             return self._like(flow)
 
     def size(self, name: str | None = None) -> Any:
-        if self._size is not None:  # a fixed-size array's size is its creation input
-            return self._size
+        if not self._dynamic_size and self._size is not None:
+            # A fixed size is the value given at creation, converted here (a Python int
+            # becomes a Const in the current scope, a Tensor is itself).
+            return convert_to_tensor(self._size, dtype=dtypes.int32)
         return apply_op("TensorArraySizeV3", [self._handle, self._flow], {}, name).outputs[0]
 
     def close(self, name: str | None = None) -> Any:
         return apply_op("TensorArrayCloseV3", [self._handle], {}, name)
+
+
+def _static_int(size: Any) -> int | None:
+    """tensor_util.constant_value of a size: a Python int, or a Tensor's known value."""
+    if isinstance(size, Tensor):
+        v = constant_value(size)
+        return None if v is None else int(v)
+    return int(size)
+
+
+def _equal_piece_length(lengths: Any) -> int | None:
+    """The length of every piece when `lengths` is a known vector of equal lengths (then
+    each element's shape is known, as TF's split infers it), else None."""
+    v = constant_value(lengths)
+    if v is None or v.ndim != 1 or v.size == 0 or v.max() != v.min():
+        return None
+    return int(v[0])

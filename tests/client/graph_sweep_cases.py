@@ -52,6 +52,24 @@ def _while_body(api):
 
 
 @v1_control_flow
+def _while_body_reads_initial_value(api):
+    x = _x(api, (2,))
+    _, y = api.while_loop(lambda i, y: i < 3, lambda i, y: (i + 1, api.sin(y) * x), [0, x])
+    api.gradients(y, x)
+
+
+@v1_control_flow
+def _while_in_cond(api):
+    x = _x(api, ())
+    p = api.placeholder(api.bool, [], name="p")
+
+    def loop():
+        return api.while_loop(lambda i, y: i < 2, lambda i, y: (i + 1, y * x), [0, x])[1]
+
+    api.gradients(api.cond(p, loop, lambda: x), x)
+
+
+@v1_control_flow
 def _tensor_array(api):
     x = _x(api, (3, 2))
     ta = api.TensorArray(api.float32, size=3)
@@ -67,6 +85,78 @@ def _tensor_array_split_concat(api):
     ta = api.TensorArray(api.float32, size=2)
     ta = ta.split(x, [1, 3])
     api.gradients(ta.concat(), x)
+
+
+@v1_control_flow
+def _tensor_array_gather_scatter(api):
+    x = _x(api, (3, 2))
+    ta = api.TensorArray(api.float32, size=4, element_shape=[2])
+    ta = ta.scatter([0, 2, 3], x)
+    ta = ta.write(1, ta.read(0) * 3.0)
+    api.gradients(ta.gather([3, 1, 2]), x)
+
+
+@v1_control_flow
+def _tensor_array_in_while(api):
+    x = _x(api, (2,))
+    ta = api.TensorArray(api.float32, size=0, dynamic_size=True)
+
+    def body(i, ta):
+        return i + 1, ta.write(i, x * api.cast(i, api.float32))
+
+    _, ta = api.while_loop(lambda i, ta: i < 3, body, [api.constant(0), ta])
+    api.gradients(ta.stack(), x)
+
+
+@v1_control_flow
+def _tensor_arrays_through_while(api):
+    # An RNN's layout: a loop reads one array and writes a growing one; its int32 size
+    # (a TensorArraySizeV3 the stack takes too) is fetched with the outputs.
+    x = _x(api, (3, 2))
+    inputs = api.TensorArray(api.float32, size=3).unstack(x)
+    out = api.TensorArray(api.float32, size=0, dynamic_size=True)
+
+    def body(i, h, out):
+        h = api.tanh(h + inputs.read(i))
+        return i + 1, h, out.write(i, h)
+
+    loop_vars = [api.constant(0), api.zeros([2]), out]
+    _, h, out = api.while_loop(lambda i, h, out: i < 3, body, loop_vars)
+    api.gradients([h, out.stack(), out.size()], x)
+
+
+@v1_control_flow
+def _tensor_array_grad_ys(api):
+    x = _x(api, (3, 2))
+    out = api.TensorArray(api.float32, size=3).unstack(x).stack()
+    api.gradients(out, x, grad_ys=out * 2.0)
+
+
+@v1_control_flow
+def _cond_in_while(api):
+    x = _x(api, ())
+    _, y = api.while_loop(
+        lambda i, y: i < 4,
+        lambda i, y: (i + 1, api.cond(i < 2, lambda: y * x, lambda: y + x)),
+        [api.constant(0), api.constant(1.0)],
+    )
+    api.gradients(y, x)
+
+
+@v1_control_flow
+def _cond_fed_pred_tuple(api):
+    x = _x(api)
+    p = api.placeholder(api.bool, [], name="p")
+    a, b = api.cond(p, lambda: (x * 2.0, api.reduce_sum(x)), lambda: (x, api.constant(0.0)))
+    api.gradients([a, b], x)
+
+
+@v1_control_flow
+def _cond_of_variable(api):
+    v = api.get_variable("v", [2], initializer=api.zeros_initializer(), use_resource=True)
+    p = api.placeholder(api.bool, [], name="p")
+    y = api.cond(p, lambda: v * 2.0, lambda: api.constant([1.0, 2.0]))
+    api.gradients(y, v)
 
 
 GRADIENT_CASES = {
@@ -272,11 +362,20 @@ GRADIENT_CASES = {
     "Transpose": _grad(lambda api, x: api.transpose(x)),
     "Unpack": _grad(lambda api, x: api.unstack(x, axis=1)[0]),
     "while_loop": _while_body,
+    "while_loop_body_reads_initial_value": _while_body_reads_initial_value,
+    "while_loop_in_cond": _while_in_cond,
     "TensorArray": _tensor_array,
     "TensorArraySplitConcat": _tensor_array_split_concat,
+    "TensorArrayGatherScatter": _tensor_array_gather_scatter,
+    "TensorArray_in_while_loop": _tensor_array_in_while,
+    "TensorArrays_through_while_loop": _tensor_arrays_through_while,
+    "TensorArray_grad_ys": _tensor_array_grad_ys,
     "cond": v1_control_flow(
         _grad(lambda api, x: api.cond(api.constant(True), lambda: x * 2.0, lambda: x))
     ),
+    "cond_fed_pred_tuple": _cond_fed_pred_tuple,
+    "cond_in_while_loop": _cond_in_while,
+    "cond_of_variable": _cond_of_variable,
     "Snapshot": _grad(lambda api, x: api.identity(api.stop_gradient(x) + x)),
     "BroadcastTo": _grad(lambda api, x: api.broadcast_to(x, [4, 2, 3])),
     "Gather_v1": _grad(lambda api, x: api.gather(x, [1, 1, 0])),

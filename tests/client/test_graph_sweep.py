@@ -138,9 +138,6 @@ KNOWN_DIFFERENCES: dict[str, str] = {
         "moving the class axis last) without static dims; the client evaluates that perm, "
         "knows the shape, and its later Shape nodes are Consts (values equal)"
     ),
-    "grad_TensorArray": "not yet: TensorArray unstack/stack scopes (TensorArrayUnstack/...)",
-    "grad_TensorArraySplitConcat": "not yet: TensorArray split/concat scopes",
-    "grad_cond": "not yet: v1 cond's gradient Switch/Shape layout (gradients/Switch ...)",
     "layer_dense_default_initializer": (
         "tf_keras' default kernel initializer is a Keras GlorotUniform drawing its seed "
         "from Python's random module (StatelessRandomUniformV2 with that seed); the client "

@@ -1,5 +1,5 @@
-"""tf.gradients through v1 while_loop: the gradient loop's structure and TF's numbers,
-in-process and on a two-worker cluster."""
+"""tf.gradients through v1 while_loop and cond: the gradient loop's structure and TF's
+numbers, in-process and on a two-worker cluster."""
 
 from __future__ import annotations
 
@@ -85,6 +85,45 @@ def _cond_in_loop(tf):
     return gx, {x: 3.0}
 
 
+def _initial_value_read_in_body(tf):
+    # The body reads x, which is also a loop variable's initial value: it enters the
+    # loop a second time, as a constant (TF's _InitializeValues(enter_vars)).
+    x = tf.placeholder(tf.float32, [2], name="x")
+    _, y = tf.while_loop(lambda i, y: i < 3, lambda i, y: (i + 1, tf.sin(y) * x), [0, x])
+    (gx,) = tf.gradients(y, [x])
+    return [y, gx], {x: np.array([0.5, -1.5], np.float32)}
+
+
+def _loop_in_cond(tf):
+    # The loop's initial value x comes through the cond's Switch (TF's outer AddValue).
+    x = tf.placeholder(tf.float32, [], name="x")
+    p = tf.placeholder(tf.bool, [], name="p")
+
+    def loop():
+        return tf.while_loop(lambda i, y: i < 2, lambda i, y: (i + 1, y * x), [0, x])[1]
+
+    y = tf.cond(p, loop, lambda: x)
+    (gx,) = tf.gradients(y, [x])
+    return [y, gx], {x: 1.5, p: True}
+
+
+def _cond_tuple(tf, take_true):
+    # The untaken branch's gradient is zeros of a Switch's Shape (ZerosLikeOutsideLoop).
+    x = tf.placeholder(tf.float32, [2, 3], name="x")
+    p = tf.placeholder(tf.bool, [], name="p")
+    a, b = tf.cond(p, lambda: (x * 2.0, tf.reduce_sum(x)), lambda: (x, tf.constant(0.0)))
+    (gx,) = tf.gradients([a * a, b], [x])
+    return [a, b, gx], {x: np.arange(6, dtype=np.float32).reshape(2, 3), p: take_true}
+
+
+def _cond_taken(tf):
+    return _cond_tuple(tf, True)
+
+
+def _cond_not_taken(tf):
+    return _cond_tuple(tf, False)
+
+
 def _nested(tf):
     x = tf.placeholder(tf.float32, [], name="x")
 
@@ -104,6 +143,10 @@ CASES = [
     _unused_exit_and_independent_var,
     _cond_in_loop,
     _nested,
+    _cond_taken,
+    _cond_not_taken,
+    _initial_value_read_in_body,
+    _loop_in_cond,
 ]
 
 

@@ -12,7 +12,7 @@ from client.framework import ops as _ops
 from client.framework.gradient_registry import RegisterGradient
 from client.framework.indexed_slices import IndexedSlices, to_dense
 from client.framework.op_builder import apply_op, constant
-from client.framework.shape_fns import constant_value
+from client.framework.shape_fns import constant_value, handle_shape
 from client.ops import array_ops, math_ops
 from client.ops.gradients.util import attrs_of, op1
 
@@ -270,7 +270,7 @@ def _gather_grad(op: Any, grad: Any) -> Any:
 @RegisterGradient("ResourceGather")
 def _resource_gather_grad(op: Any, grad: Any) -> Any:
     handle = op.inputs[0]
-    shape = getattr(handle, "_handle_shape", None)
+    shape = handle_shape(handle)
     if shape is None or not shape.is_fully_defined():
         params_shape = apply_op("VariableShape", [handle]).outputs[0]
     else:
