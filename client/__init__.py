@@ -56,7 +56,7 @@ from client.framework.ops import (  # noqa: F401
     register_tensor_conversion_function,
     reset_default_graph,
 )
-from client.framework.tensor_shape import TensorShape  # noqa: F401
+from client.framework.tensor_shape import Dimension, TensorShape, dimension_value  # noqa: F401
 from client.gradients import NotDifferentiable, RegisterGradient, gradients, no_gradient  # noqa: F401
 from client.ops import init_ops as _init_ops
 from client.ops import random_ops as _random_ops

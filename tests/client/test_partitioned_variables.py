@@ -203,3 +203,32 @@ def test_reuse_and_mismatches_worded_like_tensorflow():
         return found
 
     assert errors(client) == errors(tf1)
+
+
+def _tf1_partitioner(shape: Any, dtype: Any) -> list[int]:
+    """A partitioner written against TF1's TensorShape: Dimension objects and `.value`."""
+    rows, cols = shape.dims[0].value, shape[1].value
+    assert repr(shape.dims[0]) == f"Dimension({rows})"
+    return [min(rows, 3) if cols > 1 else 1, 1]
+
+
+def _custom_shards(t: Any) -> list[tuple[str, list[int], np.ndarray]]:
+    with t.Graph().as_default():
+        emb = t.get_variable("emb", [7, 3], initializer=TABLE, partitioner=_tf1_partitioner)
+        with t.Session() as sess:
+            sess.run(t.global_variables_initializer())
+            return [(v.name, v.shape.as_list(), sess.run(v)) for v in emb]
+
+
+def test_custom_partitioner_reads_dimensions_like_tensorflow():
+    tf1.disable_v2_tensorshape()  # as a TF1 program's disable_v2_behavior: shape[i] a Dimension
+    try:
+        theirs = _custom_shards(tf1)
+    finally:
+        tf1.enable_v2_tensorshape()
+    ours = _custom_shards(client)
+    assert [s[:2] for s in ours] == [s[:2] for s in theirs]
+    assert [s[:2] for s in ours] == [("emb/part_0:0", [3, 3]), ("emb/part_1:0", [2, 3]),
+                                     ("emb/part_2:0", [2, 3])]  # fmt: skip
+    for a, b in zip(ours, theirs):
+        np.testing.assert_array_equal(a[2], b[2])
