@@ -188,6 +188,7 @@ from client.ops.math_ops import (  # noqa: F401
     truediv,
 )
 from client.ops.partitioned_variables import (  # noqa: F401
+    create_partitioned_variables,
     fixed_size_partitioner,
     min_max_variable_partitioner,
     variable_axis_size_partitioner,

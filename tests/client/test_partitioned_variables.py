@@ -232,3 +232,39 @@ def test_custom_partitioner_reads_dimensions_like_tensorflow():
                                      ("emb/part_2:0", [2, 3])]  # fmt: skip
     for a, b in zip(ours, theirs):
         np.testing.assert_array_equal(a[2], b[2])
+
+
+def _created(t: Any) -> tuple[list[str], list[str], list[np.ndarray]]:
+    g = t.Graph()
+    with g.as_default():
+        shards = t.create_partitioned_variables(
+            [7, 3], [3, 1], t.random_uniform_initializer(seed=1)
+        )
+        with t.variable_scope("outer"):
+            value = t.constant(np.arange(4, dtype=np.float32))
+            shards += t.create_partitioned_variables([4], [2], value, name="foo")
+        with t.Session() as sess:
+            sess.run(t.global_variables_initializer())
+            values = sess.run(shards)
+    return [v.name for v in shards], [n.name for n in g.as_graph_def().node], values
+
+
+def test_create_partitioned_variables_like_tensorflow():
+    names, nodes, values = _created(client)
+    theirs = _created(tf1)
+    assert (names, nodes) == theirs[:2]
+    assert names == ["PartitionedVariable/part_0:0", "PartitionedVariable/part_1:0",
+                     "PartitionedVariable/part_2:0", "outer/foo/part_0:0", "outer/foo/part_1:0"]  # fmt: skip
+    for a, b in zip(values, theirs[2]):
+        np.testing.assert_array_equal(a, b)
+
+    def errors(t: Any) -> list[str]:
+        found = []
+        with t.Graph().as_default():
+            for shape, slicing in [([4, 2], [2]), ([], [])]:
+                with pytest.raises(ValueError) as err:
+                    t.create_partitioned_variables(shape, slicing, t.zeros_initializer())
+                found.append(str(err.value))
+        return found
+
+    assert errors(client) == errors(tf1)
