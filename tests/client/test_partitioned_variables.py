@@ -268,3 +268,56 @@ def test_create_partitioned_variables_like_tensorflow():
         return found
 
     assert errors(client) == errors(tf1)
+
+
+def _var_list_uses(t: Any) -> dict[str, Any]:
+    """What an optimizer and a Saver make of a PartitionedVariable in their var_list: TF's
+    optimizers refuse it (each variable's op is read; list the shards instead), a Saver
+    writes it as slices of the whole, under its own name or the dict's key."""
+    found: dict[str, Any] = {}
+    for how in ["list", "alone", "mixed", "shards", "compute", "apply"]:
+        g = t.Graph()
+        with g.as_default():
+            emb = t.get_variable(
+                "emb", [7, 3], initializer=TABLE, partitioner=t.fixed_size_partitioner(3)
+            )
+            b = t.get_variable("b", [3], initializer=t.zeros_initializer())
+            looked_up = t.nn.embedding_lookup(emb, [0, 6, 4], partition_strategy="div")
+            loss = t.reduce_sum(t.square(looked_up + b))
+            opt = t.train.GradientDescentOptimizer(0.1)
+            var_list = {"list": [emb], "alone": emb, "mixed": [emb, b], "shards": [*emb, b]}
+            try:
+                if how == "compute":
+                    opt.compute_gradients(loss, var_list=[emb, b])
+                elif how == "apply":
+                    opt.apply_gradients([(t.ones([7, 3]), emb)])
+                else:
+                    opt.minimize(loss, var_list=var_list[how])
+                    found[how] = sorted(
+                        n.name for n in g.as_graph_def().node if "Gradient" in n.name
+                    )
+            except AttributeError as e:
+                found[how] = str(e)
+    for how, var_list in [("saver_list", "list"), ("saver_dict", "dict")]:
+        g = t.Graph()
+        with g.as_default():
+            emb = t.get_variable(
+                "emb", [7, 3], initializer=TABLE, partitioner=t.fixed_size_partitioner(3)
+            )
+            b = t.get_variable("b", [3], initializer=t.zeros_initializer())
+            t.train.Saver([emb, b] if var_list == "list" else {"table": emb, "bias": b})
+            consts = {n.name: n.attr["value"].tensor.string_val for n in g.as_graph_def().node}
+            found[how] = [consts[f"save/SaveV2/{k}"] for k in ("tensor_names", "shape_and_slices")]
+    return found
+
+
+def test_partitioned_variable_in_var_list_like_tensorflow():
+    ours = _var_list_uses(client)
+    assert ours == _var_list_uses(tf1)
+    refused = "'PartitionedVariable' object has no attribute 'op'"
+    assert [ours[k] for k in ("list", "alone", "mixed", "compute", "apply")] == [refused] * 5
+    assert "GradientDescent/update_emb/part_2/ResourceScatterAdd" in ours["shards"]
+    assert ours["saver_dict"] == [
+        [b"bias", b"table", b"table", b"table"],
+        [b"", b"7 3 0,3:0,3", b"7 3 3,2:0,3", b"7 3 5,2:0,3"],
+    ]
