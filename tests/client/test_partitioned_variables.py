@@ -45,27 +45,20 @@ def _model(t: Any, placed: bool) -> dict[str, Any]:
     return {"emb": emb, "w": w, "b": b, "looked_up": looked_up, "loss": loss, "train": train}
 
 
-def _nodes(t: Any) -> list[tuple[str, str, list[str], str]]:
-    """Every node (name, op, inputs, device) but the lookup's final Reshape gradient
-    (TensorFlow 2.21 reshapes to a constant shape where the client takes the dynamic Shape:
-    test_embedding_lookup.py). Devices of a resource variable's own reads, IsInitialized
-    and initializer constants are left out: the client places them with the variable
-    where TensorFlow leaves them to colocation, for an unpartitioned variable (dense/b) as
-    for the shards; the placer puts them on the same task either way."""
+def _nodes(t: Any) -> list[tuple[str, str, list[str], str, list[bytes]]]:
+    """Every node (name, op, inputs, device, colocation groups) but the lookup's final
+    Reshape gradient (TensorFlow 2.21 reshapes to a constant shape where the client takes
+    the dynamic Shape: test_embedding_lookup.py). As TF's, a variable's initializer has no
+    device but the variable's "_class" group, its IsInitialized takes the scope's device
+    and its reads elsewhere none: the placer runs a resource's consumers with it."""
     g = t.Graph()
     with g.as_default():
         _model(t, placed=True)
     return [
-        (n.name, n.op, list(n.input), "" if _colocated(n) else n.device)
+        (n.name, n.op, list(n.input), n.device, list(n.attr["_class"].list.s))
         for n in g.as_graph_def().node
         if not n.name.startswith("gradients/embedding_lookup/Reshape_1_grad")
     ]
-
-
-def _colocated(node: Any) -> bool:
-    return node.op in ("ReadVariableOp", "VarIsInitializedOp") or (
-        node.op == "Const" and "/Initializer/" in node.name
-    )
 
 
 def test_shards_named_shaped_and_placed_like_tensorflow():
@@ -92,6 +85,13 @@ def test_graph_nodes_and_devices_match_tensorflow():
     names = [n[0] for n in ours]
     assert "dense/w/ConcatPartitions/concat" in names  # the dense layer reads the whole
     assert "emb/ConcatPartitions/concat" not in names  # the lookup reads shard by shard
+    placed = {n[0]: n[3:] for n in ours}
+    assert placed["emb/part_1"] == ("/job:ps/task:1", [b"loc:@emb/part_1"])
+    assert placed["emb/part_1/IsInitialized/VarIsInitializedOp"] == ("/job:worker", [])
+    assert placed["emb/part_1/Read/ReadVariableOp"] == ("/job:ps/task:1", [])
+    assert placed["dense/w/part_0/Initializer/Const"] == ("", [b"loc:@dense/w/part_0"])
+    assert placed["dense/w/ConcatPartitions/concat/ReadVariableOp"] == ("", [])
+    assert placed["embedding_lookup/Gather_1"] == ("/job:ps/task:1", [b"loc:@emb/part_1"])
 
 
 def _train(t: Any) -> tuple[list[Any], list[np.ndarray]]:
