@@ -95,8 +95,9 @@ def evaluated_value(t: Any) -> np.ndarray | None:
     op = t.op
     if op.type not in (*_FOLDABLE, "Cast", "Pack", "ConcatV2", "ExpandDims", "StridedSlice"):
         return None
-    inputs = [evaluated_value(x) for x in op.inputs]
-    if any(v is None for v in inputs):
+    found = [evaluated_value(x) for x in op.inputs]
+    inputs = [v for v in found if v is not None]
+    if len(inputs) != len(found):
         return None
     out_type = op.outputs[0].dtype.as_numpy_dtype
     if op.type == "Cast":

@@ -48,13 +48,13 @@ class Dimension:
             return None
         return fn(self._value, other._value)
 
-    def __eq__(self, other: Any) -> Any:  # type: ignore[override]
+    def __eq__(self, other: Any) -> Any:
         try:
             return self._both(other, lambda a, b: a == b)
         except (TypeError, ValueError):
             return NotImplemented
 
-    def __ne__(self, other: Any) -> Any:  # type: ignore[override]
+    def __ne__(self, other: Any) -> Any:
         try:
             return self._both(other, lambda a, b: a != b)
         except (TypeError, ValueError):
