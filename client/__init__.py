@@ -56,7 +56,7 @@ from client.framework.ops import (  # noqa: F401
     register_tensor_conversion_function,
     reset_default_graph,
 )
-from client.framework.tensor_shape import TensorShape  # noqa: F401
+from client.framework.tensor_shape import Dimension, TensorShape, dimension_value  # noqa: F401
 from client.gradients import NotDifferentiable, RegisterGradient, gradients, no_gradient  # noqa: F401
 from client.ops import init_ops as _init_ops
 from client.ops import linalg_ops as _linalg_ops
@@ -208,6 +208,7 @@ from client.ops.math_ops import (  # noqa: F401
     truediv,
 )
 from client.ops.partitioned_variables import (  # noqa: F401
+    create_partitioned_variables,
     fixed_size_partitioner,
     min_max_variable_partitioner,
     variable_axis_size_partitioner,

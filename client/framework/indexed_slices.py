@@ -192,6 +192,23 @@ def _with_int64_indices(grads: list[IndexedSlices]) -> list[IndexedSlices]:
     ]
 
 
+def _multi_device_add_n(tensors: list[Any]) -> Any:
+    """TF's _MultiDeviceAddN: the tensors of each device summed there (an AddN colocated
+    with the first of them), then the per-device sums added."""
+    from client.ops import math_ops
+
+    on_device: dict[str, list[Any]] = {}
+    for t in tensors:
+        on_device.setdefault(t.device, []).append(t)
+    summands = []
+    for device in sorted(on_device):
+        group = on_device[device]
+        with _ops.colocate_with(group[0].op, ignore_existing=True):
+            # TF's add_n passes a single tensor through (the client's adds an Identity).
+            summands.append(group[0] if len(group) == 1 else math_ops.add_n(group))
+    return summands[0] if len(summands) == 1 else math_ops.add_n(summands)
+
+
 def aggregate(grads: list[Any]) -> Any:
     """The sum of one tensor's gradients as TF's tf.gradients builds it: one passes
     through, all Tensors add with AddN, any Tensor among IndexedSlices densifies them all
@@ -205,7 +222,7 @@ def aggregate(grads: list[Any]) -> Any:
     if len(grads) == 1:
         return grads[0]
     if not any(isinstance(g, IndexedSlices) for g in grads):
-        return math_ops.add_n(grads)
+        return _multi_device_add_n(grads)
     if any(not isinstance(g, IndexedSlices) for g in grads):
         return math_ops.add_n([to_dense(g) for g in grads])
     slices = _with_int64_indices(grads)

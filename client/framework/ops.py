@@ -510,7 +510,9 @@ class Graph:
             finally:
                 self._colocation_stack = saved
             return
-        if hasattr(op, "_as_graph_element") and not isinstance(op, (Tensor, Operation)):
+        if isinstance(getattr(op, "handle", None), Tensor) and not isinstance(op, Tensor):
+            op = op.handle  # TF's _op_to_colocate_with: a resource variable's handle op
+        elif hasattr(op, "_as_graph_element") and not isinstance(op, (Tensor, Operation)):
             op = op._as_graph_element()
         if isinstance(op, Tensor):
             op = op.op

@@ -72,22 +72,72 @@ def constant_value(t: Any) -> np.ndarray | None:
     return None
 
 
+# What TensorFlow's shape refiner evaluates of a small constant subgraph when a shape
+# function asks for an input's value (its EvaluateConstantTensor): more than Python's
+# constant_value, which TF's Python code (and so the client's) uses for its own choices.
+_FOLDABLE: dict[str, Any] = {
+    "Add": np.add,
+    "AddV2": np.add,
+    "Sub": np.subtract,
+    "Mul": np.multiply,
+    "RealDiv": np.divide,
+    "Minimum": np.minimum,
+    "Maximum": np.maximum,
+    "Round": np.round,
+}
+
+
+def evaluated_value(t: Any) -> np.ndarray | None:
+    """The value TF's shape inference finds for `t` (constant_value, then folding), or None."""
+    value = constant_value(t)
+    if value is not None:
+        return value
+    op = t.op
+    if op.type not in (*_FOLDABLE, "Cast", "Pack", "ConcatV2", "ExpandDims", "StridedSlice"):
+        return None
+    found = [evaluated_value(x) for x in op.inputs]
+    inputs = [v for v in found if v is not None]
+    if len(inputs) != len(found):
+        return None
+    out_type = op.outputs[0].dtype.as_numpy_dtype
+    if op.type == "Cast":
+        return inputs[0].astype(out_type)
+    if op.type == "Pack":
+        return np.stack(inputs, axis=_attr(op, "axis"))
+    if op.type == "ConcatV2":
+        return np.concatenate(inputs[:-1], axis=int(inputs[-1]))
+    if op.type == "ExpandDims":
+        return np.expand_dims(inputs[0], int(inputs[1]))
+    if op.type == "StridedSlice":
+        masks = ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask")
+        index = strided_slice_index(
+            *(list(v) for v in inputs[1:]), **{k: _attr(op, k) for k in masks}
+        )
+        return np.asarray(inputs[0][index])
+    return np.asarray(_FOLDABLE[op.type](*inputs)).astype(out_type)
+
+
 def _shape_from_tensor(t: Any) -> TensorShape:
     """TF's MakeShapeFromShapeTensor: a 1-D shape tensor as a partial shape."""
-    v = constant_value(t)
+    v = evaluated_value(t)
     if v is not None:
         return TensorShape([None if d < 0 else int(d) for d in np.reshape(v, [-1])])
     if t.op.type == "Pack":
         return TensorShape([_scalar_dim(x) for x in t.op.inputs])
     if t.op.type == "Shape":
         return t.op.inputs[0].shape
+    if t.op.type == "ConcatV2":
+        parts = [_shape_from_tensor(x) for x in t.op.inputs[:-1]]
+        if any(p.ndims is None for p in parts):
+            return UNKNOWN
+        return TensorShape([d for p in parts for d in p.as_list()])
     if t.shape.ndims == 1 and t.shape[0] is not None:
         return TensorShape([None] * t.shape[0])
     return UNKNOWN
 
 
 def _scalar_dim(t: Any) -> int | None:
-    v = constant_value(t)
+    v = evaluated_value(t)
     return None if v is None or int(v) < 0 else int(v)
 
 
@@ -491,7 +541,30 @@ def _reshape(op: Any) -> list[Any]:
                 f"Cannot reshape a tensor with {n} elements to shape "
                 f"{TensorShape(raw).debug_string()} ({int(np.prod(raw))} elements)"
             )
+    elif s.ndims is not None:
+        dims = _reshape_partial(s.as_list(), dims)
     return [TensorShape(dims)]
+
+
+def _reshape_partial(in_dims: list[Any], out_dims: list[Any]) -> list[Any]:
+    """TF's SetOutputShapeForReshape for a partly known target: with at most one unknown
+    dimension on each side, the known element counts fix the output's unknown one."""
+    in_unknown = [i for i, d in enumerate(in_dims) if d is None]
+    out_unknown = [i for i, d in enumerate(out_dims) if d is None]
+    if len(in_unknown) > 1 or len(out_unknown) != 1:
+        return out_dims
+    known_in = int(np.prod([d for d in in_dims if d is not None]))
+    known_out = int(np.prod([d for d in out_dims if d is not None]))
+    out = list(out_dims)
+    if not in_unknown and known_out > 0:
+        if known_in % known_out:
+            raise ShapeError(
+                f"Dimension size must be evenly divisible by {known_out} but is {known_in}"
+            )
+        out[out_unknown[0]] = known_in // known_out
+    elif in_unknown and known_in == known_out:
+        out[out_unknown[0]] = in_dims[in_unknown[0]]
+    return out
 
 
 @_reg("Transpose")
@@ -685,8 +758,11 @@ def _pad(op: Any) -> list[Any]:
 @_reg("Slice")
 def _slice(op: Any) -> list[Any]:
     s = _in(op)
-    begin, size = constant_value(op.inputs[1]), constant_value(op.inputs[2])
+    begin, size = evaluated_value(op.inputs[1]), evaluated_value(op.inputs[2])
     if size is None:
+        sizes = _shape_from_tensor(op.inputs[2])
+        if sizes.ndims is not None:
+            return [sizes]
         return [UNKNOWN if s.ndims is None else TensorShape([None] * s.ndims)]
     out = []
     for i, k in enumerate(size):
@@ -923,6 +999,11 @@ def _scatter_nd(op: Any) -> list[Any]:
     return [_shape_from_tensor(op.inputs[2])]
 
 
+@_reg("SparseToDense")
+def _sparse_to_dense(op: Any) -> list[Any]:
+    return [_shape_from_tensor(op.inputs[1])]
+
+
 @_reg("StackV2")
 def _stack_v2(op: Any) -> list[Any]:
     return [TensorShape([])]
@@ -1056,6 +1137,34 @@ def _random_gamma(op: Any) -> list[Any]:
     if shape.ndims is None or alpha.ndims is None:
         return [UNKNOWN]
     return [TensorShape(shape.as_list() + alpha.as_list())]
+
+
+@_reg("ConcatOffset")
+def _concat_offset(op: Any) -> list[Any]:
+    return [x.shape for x in op.inputs[1:]]
+
+
+@_reg(
+    "UniformCandidateSampler",
+    "LogUniformCandidateSampler",
+    "LearnedUnigramCandidateSampler",
+    "ThreadUnsafeUnigramCandidateSampler",
+    "FixedUnigramCandidateSampler",
+    "AllCandidateSampler",
+)
+def _candidate_sampler(op: Any) -> list[Any]:
+    """TF's CandidateSamplerShapeFn: [num_sampled], [batch, num_true], [num_sampled]."""
+    true_classes = _in(op)
+    if true_classes.ndims is not None and true_classes.ndims != 2:
+        raise ShapeError(f"Shape must be rank 2 but is rank {true_classes.ndims}")
+    batch = true_classes[0] if true_classes.ndims == 2 else None
+    sampled = TensorShape([int(_attr(op, "num_sampled"))])
+    return [sampled, TensorShape([batch, int(_attr(op, "num_true"))]), sampled]
+
+
+@_reg("ComputeAccidentalHits")
+def _accidental_hits(op: Any) -> list[Any]:
+    return [TensorShape([None])] * 3
 
 
 @_reg("Multinomial", "StatelessMultinomial")

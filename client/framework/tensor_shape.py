@@ -9,6 +9,135 @@ from collections.abc import Iterable
 from typing import Any
 
 
+class Dimension:
+    """TF's tensor_shape.Dimension: one dimension, its `value` an int or None (unknown).
+    Arithmetic with an unknown side is unknown; comparisons with one give None."""
+
+    __slots__ = ("_value",)
+    __hash__ = None  # type: ignore[assignment]  # unhashable, as TF's (it defines __eq__)
+
+    def __init__(self, value: Any) -> None:
+        self._value = _dim(value)
+
+    @property
+    def value(self) -> int | None:
+        return self._value
+
+    def __repr__(self) -> str:
+        return f"Dimension({self._value!r})"
+
+    def __str__(self) -> str:
+        return "?" if self._value is None else str(self._value)
+
+    def __int__(self) -> int:
+        if self._value is None:
+            raise TypeError("int() argument must be a string, a bytes-like object or a number")
+        return self._value
+
+    __index__ = __int__
+
+    def __float__(self) -> float:
+        return float(int(self))
+
+    def __bool__(self) -> bool:
+        return bool(self._value)
+
+    def _both(self, other: Any, fn: Any) -> Any:
+        other = as_dimension(other)
+        if self._value is None or other._value is None:
+            return None
+        return fn(self._value, other._value)
+
+    def __eq__(self, other: Any) -> Any:
+        try:
+            return self._both(other, lambda a, b: a == b)
+        except (TypeError, ValueError):
+            return NotImplemented
+
+    def __ne__(self, other: Any) -> Any:
+        try:
+            return self._both(other, lambda a, b: a != b)
+        except (TypeError, ValueError):
+            return NotImplemented
+
+    def __lt__(self, other: Any) -> Any:
+        return self._both(other, lambda a, b: a < b)
+
+    def __le__(self, other: Any) -> Any:
+        return self._both(other, lambda a, b: a <= b)
+
+    def __gt__(self, other: Any) -> Any:
+        return self._both(other, lambda a, b: a > b)
+
+    def __ge__(self, other: Any) -> Any:
+        return self._both(other, lambda a, b: a >= b)
+
+    def _arith(self, other: Any, fn: Any) -> Dimension:
+        return Dimension(self._both(other, fn))
+
+    def __add__(self, other: Any) -> Dimension:
+        return self._arith(other, lambda a, b: a + b)
+
+    def __sub__(self, other: Any) -> Dimension:
+        return self._arith(other, lambda a, b: a - b)
+
+    def __mul__(self, other: Any) -> Dimension:
+        return self._arith(other, lambda a, b: a * b)
+
+    def __floordiv__(self, other: Any) -> Dimension:
+        return self._arith(other, lambda a, b: a // b)
+
+    def __mod__(self, other: Any) -> Dimension:
+        return self._arith(other, lambda a, b: a % b)
+
+    def __radd__(self, other: Any) -> Dimension:
+        return as_dimension(other) + self
+
+    def __rsub__(self, other: Any) -> Dimension:
+        return as_dimension(other) - self
+
+    def __rmul__(self, other: Any) -> Dimension:
+        return as_dimension(other) * self
+
+    def __rfloordiv__(self, other: Any) -> Dimension:
+        return as_dimension(other) // self
+
+    def __rmod__(self, other: Any) -> Dimension:
+        return as_dimension(other) % self
+
+    def is_compatible_with(self, other: Any) -> bool:
+        return bool(self._both(other, lambda a, b: a == b) is not False)
+
+    def assert_is_compatible_with(self, other: Any) -> None:
+        if not self.is_compatible_with(other):
+            raise ValueError(f"Dimensions {self} and {as_dimension(other)} are not compatible")
+
+    def merge_with(self, other: Any) -> Dimension:
+        other = as_dimension(other)
+        self.assert_is_compatible_with(other)
+        return Dimension(self._value if self._value is not None else other._value)
+
+
+class KnownDimension(int):
+    """A known dimension as `shape[i]` gives it: an int (TF 2's TensorShape) that also
+    answers `.value` (TF 1's Dimension), so TF1 code reading `shape[i].value` runs."""
+
+    __slots__ = ()
+
+    @property
+    def value(self) -> int:
+        return int(self)
+
+
+def as_dimension(value: Any) -> Dimension:
+    return value if isinstance(value, Dimension) else Dimension(value)
+
+
+def dimension_value(dimension: Any) -> int | None:
+    """tf.compat.v1.dimension_value: a Dimension's value, or the int (or None) itself."""
+    return dimension.value if isinstance(dimension, Dimension) else dimension
+
+
 class TensorShape:
     """A possibly partial static shape: `dims` is None for unknown rank."""
 
@@ -25,8 +154,9 @@ class TensorShape:
             self._dims = (_dim(dims),)
 
     @property
-    def dims(self) -> list[int | None] | None:
-        return None if self._dims is None else list(self._dims)
+    def dims(self) -> list[Dimension] | None:
+        """The dimensions as Dimension objects, as TF's `dims` (`shape.dims[i].value`)."""
+        return None if self._dims is None else [Dimension(d) for d in self._dims]
 
     @property
     def ndims(self) -> int | None:
@@ -114,7 +244,8 @@ class TensorShape:
             return TensorShape(None) if isinstance(key, slice) else None
         if isinstance(key, slice):
             return TensorShape(self._dims[key])
-        return self._dims[key]
+        d = self._dims[key]
+        return None if d is None else KnownDimension(d)
 
     def __eq__(self, other: object) -> bool:
         try:

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from client.framework import dtypes as _dtypes
 from client.framework import ops as _ops
 from client.framework import shape_fns
@@ -168,41 +166,6 @@ def _aspect_preserving_size(images: Any, size: Any) -> Any:
     return convert_to_tensor([new_h, new_w], _dtypes.int32, name="size")
 
 
-# What TensorFlow's shape inference evaluates of a small constant subgraph (its
-# EvaluateConstantTensor), for the static size of a resize; not Python's constant_value.
-_FOLDABLE: dict[str, Any] = {
-    "Mul": np.multiply,
-    "RealDiv": np.divide,
-    "Minimum": np.minimum,
-    "Maximum": np.maximum,
-    "Round": np.round,
-}
-
-
-def _folded(t: Any) -> Any:
-    value = shape_fns.constant_value(t)
-    if value is not None:
-        return value
-    op = t.op
-    if op.type not in (*_FOLDABLE, "Cast", "Pack", "StridedSlice"):
-        return None
-    inputs = [_folded(x) for x in op.inputs]
-    if any(v is None for v in inputs):
-        return None
-    out_type = op.outputs[0].dtype.as_numpy_dtype
-    if op.type == "Cast":
-        return inputs[0].astype(out_type)
-    if op.type == "Pack":
-        return np.stack(inputs, axis=shape_fns._attr(op, "axis"))
-    if op.type == "StridedSlice":
-        masks = ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask")
-        index = shape_fns.strided_slice_index(
-            *(list(v) for v in inputs[1:]), **{k: shape_fns._attr(op, k) for k in masks}
-        )
-        return np.asarray(inputs[0][index])
-    return np.asarray(_FOLDABLE[op.type](*inputs)).astype(out_type)
-
-
 resize = resize_images
 
 
@@ -359,7 +322,7 @@ def per_image_standardization(image: Any) -> _ops.Tensor:
 # -- static shapes of resizing -------------------------------------------------------------
 def _resized(op: Any) -> list[Any]:
     images = op.inputs[0].shape
-    size = _folded(op.inputs[1])
+    size = shape_fns.evaluated_value(op.inputs[1])
     hw = [None, None] if size is None else [int(v) for v in size]
     batch = images[0] if images.ndims else None
     channels = images[3] if images.ndims else None

@@ -72,9 +72,13 @@ def _compute_sampled_logits(
         )
         if all_w.dtype != inputs.dtype:
             all_w = math_ops.cast(all_w, inputs.dtype)
-        n_true = array_ops.shape(labels_flat)[0]
-        true_w = array_ops.slice(all_w, [0, 0], array_ops.stack([n_true, -1]))
-        sampled_w = array_ops.slice(all_w, array_ops.stack([n_true, 0]), [-1, -1])
+        # TF takes the labels' Shape once for each slice.
+        true_w = array_ops.slice(
+            all_w, [0, 0], array_ops.stack([array_ops.shape(labels_flat)[0], -1])
+        )
+        sampled_w = array_ops.slice(
+            all_w, array_ops.stack([array_ops.shape(labels_flat)[0], 0]), [-1, -1]
+        )
         sampled_logits = math_ops.matmul(inputs, sampled_w, transpose_b=True)
         all_b = embedding_ops.embedding_lookup(
             biases, all_ids, partition_strategy=partition_strategy
@@ -105,10 +109,10 @@ def _compute_sampled_logits(
             )
             if sampled_logits.dtype != acc_weights.dtype:
                 acc_weights = math_ops.cast(acc_weights, sampled_logits.dtype)
-            # TF uses SparseToDense (validate_indices=False); the hits are distinct
-            # (row, column) pairs, so ScatterNd gives the same matrix.
             sampled_logits += apply_op(
-                "ScatterNd", [sparse_indices, acc_weights, logits_shape], {}
+                "SparseToDense",
+                [sparse_indices, logits_shape, acc_weights, 0.0],
+                {"validate_indices": False},
             ).outputs[0]
         if subtract_log_q:
             true_logits -= math_ops.log(true_expected)

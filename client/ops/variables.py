@@ -13,6 +13,7 @@ from client.framework import dtypes
 from client.framework import ops as _ops
 from client.framework.op_builder import apply_op, convert_to_tensor
 from client.framework.tensor_shape import TensorShape, as_shape
+from common import attr_value as _attr_value
 from protos import variable_pb2
 
 GraphKeys = _ops.GraphKeys
@@ -103,7 +104,10 @@ class Variable:
         self._trainable = trainable
         with g.control_dependencies(None), _ops.name_scope(name, "Variable", []) as scope:
             handle_name = scope[:-1]
-            with _ops.name_scope("Initializer"):
+            first_new_op = len(g._ops)
+            # TF builds the initializer under device(None): it runs where the variable
+            # is, by colocation (the "_class" set below), not by the device scope.
+            with _ops.name_scope("Initializer"), g.device(None):
                 init = initial_value() if callable(initial_value) else initial_value
                 init = convert_to_tensor(init, dtype=dtype, name="initial_value")
             self._initial_value = init
@@ -130,31 +134,30 @@ class Variable:
             self._handle = handle_op.outputs[0]
             self._handle._handle_shape = self._shape
             self._handle._handle_dtype = self._dtype
-            with g.colocate_with(handle_op):
-                with _ops.name_scope("IsInitialized"):
-                    self._is_initialized_op = apply_op(
-                        "VarIsInitializedOp", [self._handle]
-                    ).outputs[0]
-                # TF's initializer assign leaves validate_shape at its default
-                # (false); assign() sets it.
+            _set_colocation_class(g._ops[first_new_op:], handle_name)
+            # As TF's ResourceVariable: IsInitialized takes the scope's device (the placer
+            # moves a resource's consumer to the resource), Assign and Read the handle's.
+            with _ops.name_scope("IsInitialized"):
+                self._is_initialized_op = apply_op("VarIsInitializedOp", [self._handle]).outputs[0]
+            # TF's initializer assign leaves validate_shape at its default (false);
+            # assign() sets it.
+            with g.colocate_with(None, ignore_existing=True), g.device(handle_op.device):
                 self._initializer_op = apply_op(
                     "AssignVariableOp", [self._handle, init], {}, name="Assign"
                 )
-                # A caching device (dynamic_rnn sets one) reads the variable once per
-                # step, outside any loop: uses see "Read/Identity", as in TF.
-                self._cached_value = None
-                with _ops.name_scope("Read"):
+            # A caching device (dynamic_rnn sets one) reads the variable once per step,
+            # outside any loop: uses see "Read/Identity", as in TF.
+            self._cached_value = None
+            with _ops.name_scope("Read"):
+                with g.device(handle_op.device):
                     self._graph_element = apply_op(
                         "ReadVariableOp", [self._handle], {"dtype": self._dtype}
                     ).outputs[0]
-                    if caching_device is not None:
-                        with (
-                            g.colocate_with(None, ignore_existing=True),
-                            g.device(caching_device),
-                        ):
-                            self._cached_value = apply_op(
-                                "Identity", [self._graph_element], {}
-                            ).outputs[0]
+                if caching_device is not None:
+                    with g.colocate_with(None, ignore_existing=True), g.device(caching_device):
+                        self._cached_value = apply_op(
+                            "Identity", [self._graph_element], {}
+                        ).outputs[0]
         cols = list(collections) if collections is not None else [GraphKeys.GLOBAL_VARIABLES]
         if trainable and GraphKeys.TRAINABLE_VARIABLES not in cols:
             cols.append(GraphKeys.TRAINABLE_VARIABLES)
@@ -259,18 +262,10 @@ class Variable:
     def value(self) -> Any:
         if getattr(self, "_cached_value", None) is not None:
             return self._cached_value
-        # Reads run where the variable lives; the value travels to its consumers.
-        with self._graph.colocate_with(None, ignore_existing=True), self._on_device():
+        # As TF's: no colocation and no device scope; the placer runs a resource's reader
+        # where the resource lives, and the value travels to its consumers.
+        with self._graph.colocate_with(None, ignore_existing=True):
             return self._read_variable_op()
-
-    def _on_device(self) -> Any:
-        import contextlib
-
-        return (
-            self._graph.device(self._handle.device)
-            if self._handle.device
-            else contextlib.nullcontext()
-        )
 
     def _read_variable_op(self) -> Any:
         return apply_op("ReadVariableOp", [self._handle], {"dtype": self._dtype}).outputs[0]
@@ -280,15 +275,15 @@ class Variable:
         and device (so the value can be placed where it is used)."""
         from client.ops import array_ops
 
-        with _ops.name_scope("Read"), self._on_device():
+        with _ops.name_scope("Read"):
             value = self._read_variable_op()
         return array_ops.identity(value)
 
     def _lazy_read(self) -> Any:
-        """The read after an update (TF's _UnreadVariable): a bare ReadVariableOp on the
-        variable's device, no "Read" scope and no Identity."""
-        with self._on_device():
-            return self._read_variable_op()
+        """The read after an update (TF's _UnreadVariable's graph element): a bare
+        ReadVariableOp in the caller's device and colocation scopes, no "Read" scope and
+        no Identity."""
+        return self._read_variable_op()
 
     def initialized_value(self) -> Any:
         from client.ops import control_flow_ops
@@ -384,6 +379,15 @@ class Variable:
     for _n in _OPERATORS:
         locals()[_n] = _op(_n)
     del _n, _op
+
+
+def _set_colocation_class(ops: list[Any], handle_name: str) -> None:
+    """TF's _attr_scope({"_class": ["loc:@<variable>"]}) around a variable's initializer
+    and handle: ops not already colocated by the caller join the variable's group."""
+    group = _attr_value.to_proto([f"loc:@{handle_name}".encode()], "list(string)")
+    for op in ops:
+        if "_class" not in op._attrs:
+            op._attrs["_class"] = group
 
 
 def _var_to_tensor(v: Variable, dtype: Any = None, name: str | None = None) -> Any:

@@ -69,7 +69,8 @@ class AdamOptimizer(Optimizer):
         scatter-added at `indices`, and the variable moves by lr * m / (sqrt(v) + eps)."""
         dt = var.dtype
         b1p, b2p = self._non_slot["beta1_power"], self._non_slot["beta2_power"]
-        beta1_power, beta2_power = math_ops.cast(b1p.value(), dt), math_ops.cast(b2p.value(), dt)
+        # A same-dtype cast passes the variables through: each use below reads them.
+        beta1_power, beta2_power = math_ops.cast(b1p, dt), math_ops.cast(b2p, dt)
         lr_t, beta1_t = math_ops.cast(self._lr_t, dt), math_ops.cast(self._beta1_t, dt)
         beta2_t, epsilon_t = math_ops.cast(self._beta2_t, dt), math_ops.cast(self._epsilon_t, dt)
         lr = lr_t * math_ops.sqrt(1 - beta2_power) / (1 - beta1_power)
@@ -79,18 +80,22 @@ class AdamOptimizer(Optimizer):
         v_t = self._decay_and_scatter_add(
             self._slot(var, "v"), beta2_t, indices, (grad * grad) * (1 - beta2_t)
         )
+        v_sqrt = math_ops.sqrt(v_t)
         var_update = var.assign_sub(
-            lr * m_t / (math_ops.sqrt(v_t) + epsilon_t), self._use_locking, read_value=False
+            lr * m_t / (v_sqrt + epsilon_t), self._use_locking, read_value=False
         )
+        with _ops.control_dependencies([var_update]):
+            var._lazy_read()  # the read of TF's _UnreadVariable, as in _finish
         return control_flow_ops.group(var_update, m_t, v_t)
 
     def _decay_and_scatter_add(self, slot: Variable, decay: Any, indices: Any, rows: Any) -> Any:
         """slot = slot * decay, then rows added at indices; the slot's new value."""
         decayed = slot.assign(slot * decay, self._use_locking, read_value=False)
         with _ops.control_dependencies([decayed]):
+            slot._lazy_read()  # TF's assign returns an _UnreadVariable, whose read it builds
             scatter = resource_scatter_add(slot.handle, indices, rows)
-        with _ops.control_dependencies([scatter]):
-            return slot.value()
+            with _ops.control_dependencies([scatter]):
+                return slot.value()
 
     def _finish(self, update_ops: list[Any], name_scope: str) -> Any:
         b1p, b2p = self._non_slot["beta1_power"], self._non_slot["beta2_power"]

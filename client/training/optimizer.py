@@ -20,7 +20,16 @@ from client.framework.indexed_slices import IndexedSlices, convert_to_tensor_or_
 from client.framework.op_builder import apply_op, constant, convert_to_tensor
 from client.gradients import gradients
 from client.ops import array_ops, control_flow_ops
+from client.ops.partitioned_variables import PartitionedVariable
 from client.ops.variables import Variable, trainable_variables
+
+
+def _refuse_partitioned(var_list: list[Any]) -> None:
+    """TF's optimizers read each variable's op (_get_processor); a PartitionedVariable has
+    none, so TF (1.15 as 2.21) fails there: a program lists the shards, list(pv), instead."""
+    for v in var_list:
+        if isinstance(v, PartitionedVariable):
+            raise AttributeError("'PartitionedVariable' object has no attribute 'op'")
 
 
 class Optimizer(abc.ABC):
@@ -76,7 +85,10 @@ class Optimizer(abc.ABC):
     ) -> list[tuple[Any, Any]]:
         if var_list is None:
             var_list = trainable_variables()
+        elif isinstance(var_list, PartitionedVariable):
+            var_list = [var_list]  # one leaf to TF's nest.flatten, not its shards
         var_list = list(var_list)
+        _refuse_partitioned(var_list)
         if not var_list:
             raise ValueError("No variables to optimize.")
         grads = gradients(
@@ -96,6 +108,7 @@ class Optimizer(abc.ABC):
         grads_and_vars = [(_as_gradient(g), v) for g, v in grads_and_vars]
         if not grads_and_vars:
             raise ValueError("No variables provided.")
+        _refuse_partitioned([v for _, v in grads_and_vars])
         var_list = [v for g, v in grads_and_vars if g is not None]
         if not var_list:
             raise ValueError(

@@ -47,6 +47,7 @@ from common.ops import (  # noqa: F401  (imported for their registrations)
     slicing_ops,
     space_batch_ops,
     sparse_segment_ops,
+    sparse_to_dense_ops,
     state_ops,
     stateful_random_ops,
     stateless_random_ops,

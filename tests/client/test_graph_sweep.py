@@ -143,10 +143,6 @@ KNOWN_DIFFERENCES: dict[str, str] = {
         "from Python's random module (StatelessRandomUniformV2 with that seed); the client "
         "keeps TF1's glorot_uniform_initializer (RandomUniform)"
     ),
-    "misc_nce_loss": (
-        "not yet: _compute_sampled_logits takes the labels' Shape again for the true logits"
-    ),
-    "misc_sampled_softmax_loss": "not yet: _compute_sampled_logits layout, as nce_loss",
 }
 
 

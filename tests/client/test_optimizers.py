@@ -113,14 +113,7 @@ def test_slots_and_updates_colocate_with_the_variable_as_tensorflow(which):
             assert theirs[name] == "/job:ps/task:0" and ours[name] == theirs[name], name
     updates = [n for n in theirs if "/update_" in n and n in ours]
     assert updates
-    # Where TF leaves a variable's reads and initial values unplaced ('' : the placer
-    # colocates them with the handle), the client names the variable's device: the
-    # same placement.
-    differ = {
-        n: (ours[n], d)
-        for n, d in theirs.items()
-        if n in ours
-        and ours[n] != d
-        and not (d == "" and ("ReadVariableOp" in n or "/Initializer/" in n))
-    }
+    # TF leaves a variable's reads and initial values unplaced ('' : the placer colocates
+    # them with the handle); so does the client.
+    differ = {n: (ours[n], d) for n, d in theirs.items() if n in ours and ours[n] != d}
     assert not differ

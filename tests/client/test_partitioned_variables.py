@@ -45,27 +45,20 @@ def _model(t: Any, placed: bool) -> dict[str, Any]:
     return {"emb": emb, "w": w, "b": b, "looked_up": looked_up, "loss": loss, "train": train}
 
 
-def _nodes(t: Any) -> list[tuple[str, str, list[str], str]]:
-    """Every node (name, op, inputs, device) but the lookup's final Reshape gradient
-    (TensorFlow 2.21 reshapes to a constant shape where the client takes the dynamic Shape:
-    test_embedding_lookup.py). Devices of a resource variable's own reads, IsInitialized
-    and initializer constants are left out: the client places them with the variable
-    where TensorFlow leaves them to colocation, for an unpartitioned variable (dense/b) as
-    for the shards; the placer puts them on the same task either way."""
+def _nodes(t: Any) -> list[tuple[str, str, list[str], str, list[bytes]]]:
+    """Every node (name, op, inputs, device, colocation groups) but the lookup's final
+    Reshape gradient (TensorFlow 2.21 reshapes to a constant shape where the client takes
+    the dynamic Shape: test_embedding_lookup.py). As TF's, a variable's initializer has no
+    device but the variable's "_class" group, its IsInitialized takes the scope's device
+    and its reads elsewhere none: the placer runs a resource's consumers with it."""
     g = t.Graph()
     with g.as_default():
         _model(t, placed=True)
     return [
-        (n.name, n.op, list(n.input), "" if _colocated(n) else n.device)
+        (n.name, n.op, list(n.input), n.device, list(n.attr["_class"].list.s))
         for n in g.as_graph_def().node
         if not n.name.startswith("gradients/embedding_lookup/Reshape_1_grad")
     ]
-
-
-def _colocated(node: Any) -> bool:
-    return node.op in ("ReadVariableOp", "VarIsInitializedOp") or (
-        node.op == "Const" and "/Initializer/" in node.name
-    )
 
 
 def test_shards_named_shaped_and_placed_like_tensorflow():
@@ -92,6 +85,13 @@ def test_graph_nodes_and_devices_match_tensorflow():
     names = [n[0] for n in ours]
     assert "dense/w/ConcatPartitions/concat" in names  # the dense layer reads the whole
     assert "emb/ConcatPartitions/concat" not in names  # the lookup reads shard by shard
+    placed = {n[0]: n[3:] for n in ours}
+    assert placed["emb/part_1"] == ("/job:ps/task:1", [b"loc:@emb/part_1"])
+    assert placed["emb/part_1/IsInitialized/VarIsInitializedOp"] == ("/job:worker", [])
+    assert placed["emb/part_1/Read/ReadVariableOp"] == ("/job:ps/task:1", [])
+    assert placed["dense/w/part_0/Initializer/Const"] == ("", [b"loc:@dense/w/part_0"])
+    assert placed["dense/w/ConcatPartitions/concat/ReadVariableOp"] == ("", [])
+    assert placed["embedding_lookup/Gather_1"] == ("/job:ps/task:1", [b"loc:@emb/part_1"])
 
 
 def _train(t: Any) -> tuple[list[Any], list[np.ndarray]]:
@@ -203,3 +203,121 @@ def test_reuse_and_mismatches_worded_like_tensorflow():
         return found
 
     assert errors(client) == errors(tf1)
+
+
+def _tf1_partitioner(shape: Any, dtype: Any) -> list[int]:
+    """A partitioner written against TF1's TensorShape: Dimension objects and `.value`."""
+    rows, cols = shape.dims[0].value, shape[1].value
+    assert repr(shape.dims[0]) == f"Dimension({rows})"
+    return [min(rows, 3) if cols > 1 else 1, 1]
+
+
+def _custom_shards(t: Any) -> list[tuple[str, list[int], np.ndarray]]:
+    with t.Graph().as_default():
+        emb = t.get_variable("emb", [7, 3], initializer=TABLE, partitioner=_tf1_partitioner)
+        with t.Session() as sess:
+            sess.run(t.global_variables_initializer())
+            return [(v.name, v.shape.as_list(), sess.run(v)) for v in emb]
+
+
+def test_custom_partitioner_reads_dimensions_like_tensorflow():
+    tf1.disable_v2_tensorshape()  # as a TF1 program's disable_v2_behavior: shape[i] a Dimension
+    try:
+        theirs = _custom_shards(tf1)
+    finally:
+        tf1.enable_v2_tensorshape()
+    ours = _custom_shards(client)
+    assert [s[:2] for s in ours] == [s[:2] for s in theirs]
+    assert [s[:2] for s in ours] == [("emb/part_0:0", [3, 3]), ("emb/part_1:0", [2, 3]),
+                                     ("emb/part_2:0", [2, 3])]  # fmt: skip
+    for a, b in zip(ours, theirs):
+        np.testing.assert_array_equal(a[2], b[2])
+
+
+def _created(t: Any) -> tuple[list[str], list[str], list[np.ndarray]]:
+    g = t.Graph()
+    with g.as_default():
+        shards = t.create_partitioned_variables(
+            [7, 3], [3, 1], t.random_uniform_initializer(seed=1)
+        )
+        with t.variable_scope("outer"):
+            value = t.constant(np.arange(4, dtype=np.float32))
+            shards += t.create_partitioned_variables([4], [2], value, name="foo")
+        with t.Session() as sess:
+            sess.run(t.global_variables_initializer())
+            values = sess.run(shards)
+    return [v.name for v in shards], [n.name for n in g.as_graph_def().node], values
+
+
+def test_create_partitioned_variables_like_tensorflow():
+    names, nodes, values = _created(client)
+    theirs = _created(tf1)
+    assert (names, nodes) == theirs[:2]
+    assert names == ["PartitionedVariable/part_0:0", "PartitionedVariable/part_1:0",
+                     "PartitionedVariable/part_2:0", "outer/foo/part_0:0", "outer/foo/part_1:0"]  # fmt: skip
+    for a, b in zip(values, theirs[2]):
+        np.testing.assert_array_equal(a, b)
+
+    def errors(t: Any) -> list[str]:
+        found = []
+        with t.Graph().as_default():
+            for shape, slicing in [([4, 2], [2]), ([], [])]:
+                with pytest.raises(ValueError) as err:
+                    t.create_partitioned_variables(shape, slicing, t.zeros_initializer())
+                found.append(str(err.value))
+        return found
+
+    assert errors(client) == errors(tf1)
+
+
+def _var_list_uses(t: Any) -> dict[str, Any]:
+    """What an optimizer and a Saver make of a PartitionedVariable in their var_list: TF's
+    optimizers refuse it (each variable's op is read; list the shards instead), a Saver
+    writes it as slices of the whole, under its own name or the dict's key."""
+    found: dict[str, Any] = {}
+    for how in ["list", "alone", "mixed", "shards", "compute", "apply"]:
+        g = t.Graph()
+        with g.as_default():
+            emb = t.get_variable(
+                "emb", [7, 3], initializer=TABLE, partitioner=t.fixed_size_partitioner(3)
+            )
+            b = t.get_variable("b", [3], initializer=t.zeros_initializer())
+            looked_up = t.nn.embedding_lookup(emb, [0, 6, 4], partition_strategy="div")
+            loss = t.reduce_sum(t.square(looked_up + b))
+            opt = t.train.GradientDescentOptimizer(0.1)
+            var_list = {"list": [emb], "alone": emb, "mixed": [emb, b], "shards": [*emb, b]}
+            try:
+                if how == "compute":
+                    opt.compute_gradients(loss, var_list=[emb, b])
+                elif how == "apply":
+                    opt.apply_gradients([(t.ones([7, 3]), emb)])
+                else:
+                    opt.minimize(loss, var_list=var_list[how])
+                    found[how] = sorted(
+                        n.name for n in g.as_graph_def().node if "Gradient" in n.name
+                    )
+            except AttributeError as e:
+                found[how] = str(e)
+    for how, var_list in [("saver_list", "list"), ("saver_dict", "dict")]:
+        g = t.Graph()
+        with g.as_default():
+            emb = t.get_variable(
+                "emb", [7, 3], initializer=TABLE, partitioner=t.fixed_size_partitioner(3)
+            )
+            b = t.get_variable("b", [3], initializer=t.zeros_initializer())
+            t.train.Saver([emb, b] if var_list == "list" else {"table": emb, "bias": b})
+            consts = {n.name: n.attr["value"].tensor.string_val for n in g.as_graph_def().node}
+            found[how] = [consts[f"save/SaveV2/{k}"] for k in ("tensor_names", "shape_and_slices")]
+    return found
+
+
+def test_partitioned_variable_in_var_list_like_tensorflow():
+    ours = _var_list_uses(client)
+    assert ours == _var_list_uses(tf1)
+    refused = "'PartitionedVariable' object has no attribute 'op'"
+    assert [ours[k] for k in ("list", "alone", "mixed", "compute", "apply")] == [refused] * 5
+    assert "GradientDescent/update_emb/part_2/ResourceScatterAdd" in ours["shards"]
+    assert ours["saver_dict"] == [
+        [b"bias", b"table", b"table", b"table"],
+        [b"", b"7 3 0,3:0,3", b"7 3 3,2:0,3", b"7 3 5,2:0,3"],
+    ]
