@@ -433,4 +433,6 @@ from client.ops.reader_ops import (  # noqa: E402, F401
 gfile = _gfile.v1
 
 # Routing of partitioned embedding lookups (TF's data_flow_ops).
+# tf.case (v1 control flow).
+from client.ops.control_flow_case import case  # noqa: E402, F401
 from client.ops.data_flow_ops import dynamic_partition, dynamic_stitch  # noqa: E402, F401
