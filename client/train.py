@@ -109,3 +109,4 @@ from client.training.learning_rate_decay import (  # noqa: E402, F401
     piecewise_constant_decay,
     polynomial_decay,
 )
+from client.training.moving_averages import ExponentialMovingAverage  # noqa: E402, F401
