@@ -629,6 +629,10 @@ def _build_loop(
             ctx._values.add(x.name)
         with _ops.control_dependencies(None):
             enter_vars = [_enter(x, ctx.name, False, parallel_iterations) for x in flat_vars]
+        # TF's _InitializeValues(enter_vars): inside the loop only the Enters stand for the
+        # loop variables; the body or cond reading an initial value (maximum_iterations
+        # equal to a loop variable's start, as foldr's n) gets it through its own Enter.
+        ctx._values = set()
         for e in enter_vars:
             e.op._set_control_flow_context(ctx)
             ctx._values.add(e.name)
