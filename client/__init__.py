@@ -436,3 +436,4 @@ gfile = _gfile.v1
 # tf.case (v1 control flow).
 from client.ops.control_flow_case import case  # noqa: E402, F401
 from client.ops.data_flow_ops import dynamic_partition, dynamic_stitch  # noqa: E402, F401
+from client.ops.functional_ops import foldl, foldr, map_fn, scan  # noqa: E402, F401
