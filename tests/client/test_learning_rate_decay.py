@@ -37,6 +37,17 @@ def test_decays_build_tensorflows_nodes():
     assert graph_diff(ours, theirs) == []
 
 
+def test_decays_through_conds_build_tensorflows_v1_nodes():
+    def build(api):
+        step = api.placeholder(api.int64, [], name="step")
+        api.train.piecewise_constant(step, [5, 10], [1.0, 0.5, 0.1])
+        api.train.cosine_decay_restarts(0.1, step, 10, m_mul=0.5)
+
+    build.v1_control_flow = True
+    ours, theirs = build_both(build)
+    assert graph_diff(ours, theirs) == []
+
+
 def test_natural_exp_decay_of_a_tensor_rate_builds_tensorflows_nodes():
     def build(api):
         step = api.placeholder(api.int32, [], name="step")
