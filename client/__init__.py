@@ -433,7 +433,40 @@ from client.ops.reader_ops import (  # noqa: E402, F401
 gfile = _gfile.v1
 
 # Routing of partitioned embedding lookups (TF's data_flow_ops).
-# tf.case (v1 control flow).
-from client.ops.control_flow_case import case  # noqa: E402, F401
 from client.ops.data_flow_ops import dynamic_partition, dynamic_stitch  # noqa: E402, F401
+
+# isort: split
+# TF1's everyday APIs: tf.case, tf.map_fn / foldl / foldr / scan, tf.assert_* (also under
+# tf.debugging), and tf.Assert guarding data other than int32 and strings with an
+# AssertGuard cond as TF's control_flow_assert does (it replaces tf1_extras' Assert).
+from client.ops.check_ops import (  # noqa: E402
+    assert_equal,
+    assert_greater,
+    assert_greater_equal,
+    assert_less,
+    assert_less_equal,
+    assert_negative,
+    assert_non_negative,
+    assert_non_positive,
+    assert_none_equal,
+    assert_positive,
+    assert_rank,
+    assert_type,
+)
+from client.ops.control_flow_assert import Assert  # noqa: E402, F811
+from client.ops.control_flow_case import case  # noqa: E402, F401
 from client.ops.functional_ops import foldl, foldr, map_fn, scan  # noqa: E402, F401
+
+debugging.Assert = Assert
+debugging.assert_equal = assert_equal
+debugging.assert_none_equal = assert_none_equal
+debugging.assert_greater = assert_greater
+debugging.assert_greater_equal = assert_greater_equal
+debugging.assert_less = assert_less
+debugging.assert_less_equal = assert_less_equal
+debugging.assert_negative = assert_negative
+debugging.assert_non_negative = assert_non_negative
+debugging.assert_non_positive = assert_non_positive
+debugging.assert_positive = assert_positive
+debugging.assert_rank = assert_rank
+debugging.assert_type = assert_type

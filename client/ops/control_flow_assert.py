@@ -19,7 +19,8 @@ def Assert(condition: Any, data: Any, summarize: Any = None, name: str | None = 
         xs = [convert_to_tensor(x) for x in data]
         attrs = {"summarize": 3 if summarize is None else summarize}
         if all(x.dtype in (dtypes.string, dtypes.int32) for x in xs):
-            return apply_op("Assert", [condition, xs], attrs, "Assert")
+            # The data as given: Python values become Consts again, "Assert/data_i".
+            return apply_op("Assert", [condition, list(data)], attrs, "Assert")
         condition = convert_to_tensor(condition, name="Condition")
 
         def true_assert() -> Any:
