@@ -470,3 +470,32 @@ debugging.assert_non_positive = assert_non_positive
 debugging.assert_positive = assert_positive
 debugging.assert_rank = assert_rank
 debugging.assert_type = assert_type
+
+# isort: split
+# Strings (TF1's top-level names and tf.strings), tf.unique's namedtuples, tf.setdiff1d.
+from client.ops import string_ops as _string_ops  # noqa: E402
+from client.ops.math_ops import setdiff1d, unique_with_counts  # noqa: E402, F401
+from client.ops.string_ops import (  # noqa: E402, F401
+    as_string,
+    regex_replace,
+    string_join,
+    string_split,
+    string_to_hash_bucket_fast,
+    string_to_hash_bucket_strong,
+    string_to_number,
+    substr,
+)
+
+strings = _NS(
+    join=string_join,
+    split=_string_ops.strings_split,
+    substr=substr,
+    length=_string_ops.string_length,
+    strip=_string_ops.strip,
+    to_number=string_to_number,
+    to_hash_bucket_fast=string_to_hash_bucket_fast,
+    to_hash_bucket_strong=string_to_hash_bucket_strong,
+    regex_replace=regex_replace,
+    regex_full_match=_string_ops.regex_full_match,
+    as_string=as_string,
+)
