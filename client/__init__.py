@@ -472,8 +472,10 @@ debugging.assert_rank = assert_rank
 debugging.assert_type = assert_type
 
 # isort: split
-# Strings (TF1's top-level names and tf.strings), tf.unique's namedtuples, tf.setdiff1d.
+# Strings (TF1's top-level names and tf.strings), tf.unique's namedtuples, tf.setdiff1d,
+# tf.clip_by_average_norm.
 from client.ops import string_ops as _string_ops  # noqa: E402
+from client.ops.clip_ops import clip_by_average_norm  # noqa: E402, F401
 from client.ops.math_ops import setdiff1d, unique_with_counts  # noqa: E402, F401
 from client.ops.string_ops import (  # noqa: E402, F401
     as_string,
