@@ -487,25 +487,25 @@ lin_space = linspace
 
 
 # TF's generated ops return these namedtuples (tf.unique(x).y, .idx ...).
-UniqueOutput = collections.namedtuple("Unique", ["y", "idx"])
-UniqueWithCountsOutput = collections.namedtuple("UniqueWithCounts", ["y", "idx", "count"])
-ListDiffOutput = collections.namedtuple("ListDiff", ["out", "idx"])
+Unique = collections.namedtuple("Unique", ["y", "idx"])
+UniqueWithCounts = collections.namedtuple("UniqueWithCounts", ["y", "idx", "count"])
+ListDiff = collections.namedtuple("ListDiff", ["out", "idx"])
 
 
 def unique(x: Any, out_idx: Any = dtypes.int32, name: str | None = None) -> Any:
     op = apply_op("Unique", [x], {"out_idx": out_idx}, name)
-    return UniqueOutput(*op.outputs)
+    return Unique(*op.outputs)
 
 
 def unique_with_counts(x: Any, out_idx: Any = dtypes.int32, name: str | None = None) -> Any:
     op = apply_op("UniqueWithCounts", [x], {"out_idx": out_idx}, name)
-    return UniqueWithCountsOutput(*op.outputs)
+    return UniqueWithCounts(*op.outputs)
 
 
 def setdiff1d(x: Any, y: Any, index_dtype: Any = dtypes.int32, name: str | None = None) -> Any:
     """tf.setdiff1d: the values of x not in y (ListDiff), with their indices in x."""
     op = apply_op("ListDiff", [x, y], {"out_idx": index_dtype}, name)
-    return ListDiffOutput(*op.outputs)
+    return ListDiff(*op.outputs)
 
 
 def invert_permutation(x: Any, name: str | None = None) -> Any:

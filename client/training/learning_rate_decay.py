@@ -6,7 +6,9 @@ recomputed from the step at every Session.run."""
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Callable
 from typing import Any
 
 from client.framework import dtypes
@@ -52,6 +54,10 @@ def natural_exp_decay(
     return _exponential(learning_rate, global_step, decay_steps, natural_exp_rate, staircase, name)
 
 
+def _identity(value: Any) -> Any:
+    return value
+
+
 def piecewise_constant(x: Any, boundaries: Any, values: Any, name: str | None = None) -> Any:
     """values[i] while boundaries[i-1] < x <= boundaries[i]: a tf.case over the
     intervals, exclusive."""
@@ -79,13 +85,13 @@ def piecewise_constant(x: Any, boundaries: Any, values: Any, name: str | None = 
         for i, b in enumerate(boundaries):
             if b.dtype.base_dtype != x_recomp.dtype.base_dtype:
                 boundaries[i] = math_ops.cast(b, x_recomp.dtype.base_dtype)
-        pairs = [
+        pairs: list[tuple[Any, Callable[[], Any]]] = [
             (x_recomp <= boundaries[0], lambda: values[0]),
             (x_recomp > boundaries[-1], lambda: values[-1]),
         ]
         for low, high, v in zip(boundaries[:-1], boundaries[1:], values[1:-1]):
             pred = (x_recomp > low) & (x_recomp <= high)
-            pairs.append((pred, lambda v=v: v))
+            pairs.append((pred, functools.partial(_identity, v)))
         return case(pairs, lambda: values[0], exclusive=True)
 
 
