@@ -428,7 +428,6 @@ from client.ops.state_ops import (  # noqa: E402, F401
 )
 from client.ops.tensor_array_ops import TensorArray  # noqa: E402, F401
 from client.ops.tf1_extras import (  # noqa: E402, F401
-    Assert,
     gather_nd,
     get_local_variable,
     is_tensor,
@@ -445,12 +444,21 @@ from protos.node_def_pb2 import NodeDef  # noqa: E402, F401
 __version__ = "1.15-compatible"
 
 
+from client.ops.control_flow_util import (  # noqa: E402, F401
+    control_flow_v2_enabled,
+    disable_control_flow_v2,
+    enable_control_flow_v2,
+)
+
+
 def disable_eager_execution() -> None:
     """No-op, as in a TF1 program's preamble: this client only ever builds graphs."""
 
 
 def disable_v2_behavior() -> None:
-    """No-op: the client already behaves as TensorFlow 1.x (graphs and sessions)."""
+    """The client already behaves as TensorFlow 1.x (graphs and sessions); as in
+    TensorFlow, this also turns control flow v2 off (tf.Assert's guard becomes a v1 cond)."""
+    disable_control_flow_v2()
 
 
 def executing_eagerly() -> _builtins.bool:
@@ -487,3 +495,70 @@ gfile = _gfile.v1
 
 # Routing of partitioned embedding lookups (TF's data_flow_ops).
 from client.ops.data_flow_ops import dynamic_partition, dynamic_stitch  # noqa: E402, F401
+
+# isort: split
+# TF1's everyday APIs: tf.case, tf.map_fn / foldl / foldr / scan, tf.assert_* (also under
+# tf.debugging), and tf.Assert guarding data other than int32 and strings with an
+# AssertGuard cond as TF's control_flow_assert does (it replaces tf1_extras' Assert).
+from client.ops.check_ops import (  # noqa: E402
+    assert_equal,
+    assert_greater,
+    assert_greater_equal,
+    assert_less,
+    assert_less_equal,
+    assert_negative,
+    assert_non_negative,
+    assert_non_positive,
+    assert_none_equal,
+    assert_positive,
+    assert_rank,
+    assert_type,
+)
+from client.ops.control_flow_assert import Assert  # noqa: E402, F811
+from client.ops.control_flow_case import case  # noqa: E402, F401
+from client.ops.functional_ops import foldl, foldr, map_fn, scan  # noqa: E402, F401
+
+debugging.Assert = Assert
+debugging.assert_equal = assert_equal
+debugging.assert_none_equal = assert_none_equal
+debugging.assert_greater = assert_greater
+debugging.assert_greater_equal = assert_greater_equal
+debugging.assert_less = assert_less
+debugging.assert_less_equal = assert_less_equal
+debugging.assert_negative = assert_negative
+debugging.assert_non_negative = assert_non_negative
+debugging.assert_non_positive = assert_non_positive
+debugging.assert_positive = assert_positive
+debugging.assert_rank = assert_rank
+debugging.assert_type = assert_type
+
+# isort: split
+# Strings (TF1's top-level names and tf.strings), tf.unique's namedtuples, tf.setdiff1d,
+# tf.clip_by_average_norm.
+from client.ops import string_ops as _string_ops  # noqa: E402
+from client.ops.clip_ops import clip_by_average_norm  # noqa: E402, F401
+from client.ops.math_ops import setdiff1d, unique_with_counts  # noqa: E402, F401
+from client.ops.string_ops import (  # noqa: E402, F401
+    as_string,
+    regex_replace,
+    string_join,
+    string_split,
+    string_to_hash_bucket_fast,
+    string_to_hash_bucket_strong,
+    string_to_number,
+    substr,
+)
+
+strings = _NS(
+    join=string_join,
+    split=_string_ops.strings_split,
+    substr=substr,
+    length=_string_ops.string_length,
+    strip=_string_ops.strip,
+    to_number=string_to_number,
+    to_hash_bucket_fast=string_to_hash_bucket_fast,
+    to_hash_bucket_strong=string_to_hash_bucket_strong,
+    regex_replace=regex_replace,
+    regex_full_match=_string_ops.regex_full_match,
+    as_string=as_string,
+)

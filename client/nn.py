@@ -61,3 +61,6 @@ from client.ops.rnn import (  # noqa: E402, F401
     static_bidirectional_rnn,
     static_rnn,
 )
+
+# isort: split
+from client.ops.nn_impl import crelu, log_poisson_loss  # noqa: E402, F401

@@ -97,3 +97,16 @@ from protos.feature_pb2 import (  # noqa: F401  (tf.train.Feature and friends)
 )
 
 GraphKeys = _ops.GraphKeys
+
+from client.training.learning_rate_decay import (  # noqa: E402, F401
+    cosine_decay,
+    cosine_decay_restarts,
+    exponential_decay,
+    inverse_time_decay,
+    linear_cosine_decay,
+    natural_exp_decay,
+    piecewise_constant,
+    piecewise_constant_decay,
+    polynomial_decay,
+)
+from client.training.moving_averages import ExponentialMovingAverage  # noqa: E402, F401

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from client.framework import dtypes
 from client.framework import ops as _ops
 from client.framework.indexed_slices import IndexedSlices
 from client.framework.op_builder import constant, convert_to_tensor
@@ -87,3 +88,16 @@ def clip_by_global_norm(
                 )
             clipped.append(_like(t, c))
     return clipped, use_norm
+
+
+def clip_by_average_norm(t: Any, clip_norm: Any, name: str | None = None) -> Any:
+    """t * clip_norm / max(l2norm(t) / size(t), clip_norm): TF1's clip by the norm
+    averaged over t's elements."""
+    with _ops.name_scope(name, "clip_by_average_norm", [t, clip_norm]) as scope:
+        t = convert_to_tensor(t, name="t")
+        n_element = math_ops.cast(array_ops.size(t), dtypes.float32)
+        l2norm_inv = math_ops.rsqrt(math_ops.reduce_sum(t * t, math_ops.range(array_ops.rank(t))))
+        return array_ops.identity(
+            t * clip_norm * math_ops.minimum(l2norm_inv * n_element, constant(1.0) / clip_norm),
+            name=scope,
+        )

@@ -261,9 +261,8 @@ class CondContext(ControlFlowContext):
         flat = _flatten(original)
         results = []
         for v in flat:
-            if isinstance(v, _ops.Operation):
-                with _ops.control_dependencies([v]):
-                    results.append(array_ops.identity(self.pivot))
+            if isinstance(v, _ops.Operation):  # TF: the pivot, through with_dependencies
+                results.append(with_dependencies([v], self.pivot))
                 continue
             if hasattr(v, "_as_graph_element") and not isinstance(v, _ops.Tensor):
                 v = v.value()
@@ -277,9 +276,11 @@ class CondContext(ControlFlowContext):
             real = val
             if self.outer_context is not None:
                 real = self.outer_context.AddValue(val)
-            with _ops.control_dependencies(None):
-                real = switch(real, self.pred)[self.branch]
-            real.op._set_control_flow_context(self)
+                self._values.add(real.name)
+                self._external_values[real.name] = real
+            # TF's _ProcessOutputTensor: made in the branch and under the caller's control
+            # dependencies (unlike AddValue's Switches), so a Merge of it is dominated.
+            real = switch(real, self.pred)[self.branch]
             self._external_values[val.name] = real
             return real
         return self._external_values.get(val.name, val)

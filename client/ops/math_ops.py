@@ -4,6 +4,7 @@ Tensor operator overloads, with TF's op types and names."""
 from __future__ import annotations
 
 import builtins
+import collections
 from typing import Any
 
 import numpy as np
@@ -492,9 +493,26 @@ def linspace(start: Any, stop: Any, num: Any, name: str | None = None) -> Any:
 lin_space = linspace
 
 
+# TF's generated ops return these namedtuples (tf.unique(x).y, .idx ...).
+Unique = collections.namedtuple("Unique", ["y", "idx"])
+UniqueWithCounts = collections.namedtuple("UniqueWithCounts", ["y", "idx", "count"])
+ListDiff = collections.namedtuple("ListDiff", ["out", "idx"])
+
+
 def unique(x: Any, out_idx: Any = dtypes.int32, name: str | None = None) -> Any:
     op = apply_op("Unique", [x], {"out_idx": out_idx}, name)
-    return op.outputs[0], op.outputs[1]
+    return Unique(*op.outputs)
+
+
+def unique_with_counts(x: Any, out_idx: Any = dtypes.int32, name: str | None = None) -> Any:
+    op = apply_op("UniqueWithCounts", [x], {"out_idx": out_idx}, name)
+    return UniqueWithCounts(*op.outputs)
+
+
+def setdiff1d(x: Any, y: Any, index_dtype: Any = dtypes.int32, name: str | None = None) -> Any:
+    """tf.setdiff1d: the values of x not in y (ListDiff), with their indices in x."""
+    op = apply_op("ListDiff", [x, y], {"out_idx": index_dtype}, name)
+    return ListDiff(*op.outputs)
 
 
 def invert_permutation(x: Any, name: str | None = None) -> Any:

@@ -4,12 +4,13 @@ nn_impl._compute_sampled_logits builds them."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from client.framework import dtypes
 from client.framework import ops as _ops
 from client.framework.gradient_registry import NotDifferentiable
-from client.framework.op_builder import apply_op, convert_to_tensor
+from client.framework.op_builder import apply_op, constant, convert_to_tensor
 from client.ops import array_ops, embedding_ops, math_ops, nn_ops
 from client.ops.candidate_sampling_ops import (
     compute_accidental_hits,
@@ -345,3 +346,40 @@ def _pool3d(op_type: str):
 
 max_pool3d = _pool3d("MaxPool3D")
 avg_pool3d = _pool3d("AvgPool3D")
+
+
+def crelu(features: Any, name: str | None = None, axis: int = -1) -> Any:
+    """Concatenated ReLU: relu of [features, -features] joined along `axis`."""
+    with _ops.name_scope(name, "CRelu", [features]) as scope:
+        features = convert_to_tensor(features, name="features")
+        c = array_ops.concat([features, -features], axis, name=scope)
+        return nn_ops.relu(c)
+
+
+def log_poisson_loss(
+    targets: Any, log_input: Any, compute_full_loss: bool = False, name: str | None = None
+) -> Any:
+    """exp(log_input) - log_input * targets, plus (compute_full_loss) Stirling's
+    approximation of log(targets!) where targets > 1."""
+    with _ops.name_scope(name, "log_poisson_loss", [log_input, targets]):
+        log_input = convert_to_tensor(log_input, name="log_input")
+        targets = convert_to_tensor(targets, name="targets")
+        if not targets.shape.is_compatible_with(log_input.shape):
+            raise ValueError(
+                "log_input and targets must have the same shape "
+                f"({log_input.shape} vs {targets.shape})"
+            )
+        result = math_ops.exp(log_input) - log_input * targets
+        if compute_full_loss:
+            point_five = constant(0.5, dtype=targets.dtype)
+            two_pi = constant(2 * math.pi, dtype=targets.dtype)
+            stirling_approx = (
+                (targets * math_ops.log(targets))
+                - targets
+                + (point_five * math_ops.log(two_pi * targets))
+            )
+            zeros = array_ops.zeros_like(targets, dtype=targets.dtype)
+            ones = array_ops.ones_like(targets, dtype=targets.dtype)
+            cond = math_ops.logical_and(targets >= zeros, targets <= ones)
+            result += array_ops.where(cond, zeros, stirling_approx)
+        return result

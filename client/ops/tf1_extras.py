@@ -9,7 +9,7 @@ from typing import Any
 from client.framework import dtypes
 from client.framework import ops as _ops
 from client.framework.op_builder import apply_op, convert_to_tensor
-from client.ops import array_ops, check_ops, control_flow_ops, math_ops
+from client.ops import array_ops, control_flow_ops, math_ops
 from client.ops import variable_scope as vs
 
 
@@ -39,13 +39,6 @@ def gather_nd(params: Any, indices: Any, name: str | None = None, batch_dims: in
     if batch_dims:
         raise ValueError("gather_nd: batch_dims is not supported by this client")
     return apply_op("GatherNd", [params, indices], {}, name).outputs[0]
-
-
-def Assert(condition: Any, data: Any, summarize: Any = None, name: str | None = None) -> Any:
-    """tf.Assert: an Assert op failing the step with InvalidArgument when `condition` is
-    false (guarded by a functional If for data other than strings and int32 tensors;
-    client.ops.check_ops builds both layouts)."""
-    return check_ops.assert_op(condition, list(data), summarize, name)
 
 
 def matrix_transpose(a: Any, name: str = "matrix_transpose", conjugate: bool = False) -> Any:

@@ -106,21 +106,27 @@ def graph_diff(ours, theirs) -> list[str]:
     return list(difflib.unified_diff(a, b, "client", "tensorflow", n=1, lineterm=""))[2:]
 
 
+def _set_control_flow_v2(ours: bool, theirs: bool) -> None:
+    (client.enable_control_flow_v2 if ours else client.disable_control_flow_v2)()
+    (tf1.enable_control_flow_v2 if theirs else tf1.disable_control_flow_v2)()
+
+
 def build_both(build):
     """The GraphDefs `build` makes with client and with tf.compat.v1, each in a fresh graph."""
+    # Control flow v2 is a process-wide switch in both clients (a TF1 program's
+    # disable_v2_behavior() turns it off): set it for this build, then restore it.
+    v2 = not getattr(build, "v1_control_flow", False)
+    before = (client.control_flow_v2_enabled(), tf_real.compat.v1.control_flow_v2_enabled())
     g = client.Graph()
-    with g.as_default():
-        build(client)
     t = tf_real.Graph()
-    v1_flow = getattr(build, "v1_control_flow", False)
-    if v1_flow:
-        tf1.disable_control_flow_v2()
+    _set_control_flow_v2(v2, v2)
     try:
+        with g.as_default():
+            build(client)
         with t.as_default():
             build(tf1)
     finally:
-        if v1_flow:
-            tf1.enable_control_flow_v2()
+        _set_control_flow_v2(*before)
     return g.as_graph_def(), t.as_graph_def()
 
 
