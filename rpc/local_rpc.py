@@ -3,7 +3,8 @@
 and our client's MasterService calls) over a Unix domain socket instead of gRPC.
 Everything else, other hosts and TensorFlow peers (a TensorFlow client, a TensorFlow
 worker) use gRPC. A server shared in-process (`share_in_process`: a master hosting a worker
-task) is called directly, without its socket.
+task) is called directly, without its socket; a method it also serves on messages
+(`message_handlers`: RunGraph) is then called without bytes either way.
 
 Why: measured here, a unary gRPC round trip between two Python processes takes
 0.46-0.54 ms and about 0.5 ms of CPU on the two ends together, with three or four thread
@@ -120,6 +121,9 @@ _TIMEVAL = struct.Struct("@ll")  # struct timeval (SO_RCVTIMEO)
 _FIRST_READ = 64 << 10  # a frame up to this long arrives in one recv
 # handler(payload, timeout_s or None, reply): runs on the connection's thread.
 Handler = Callable[[memoryview, "float | None", Reply], None]
+# handler(request, timeout_s or None) -> response: the same call as a Handler of the same
+# method, on messages: what a caller of this process runs instead (no bytes either way).
+MessageHandler = Callable[[Message, "float | None"], Message]
 
 
 def enabled() -> bool:
@@ -280,10 +284,18 @@ def _set_recv_timeout(sock: socket.socket, deadline: float | None) -> None:
 
 # -- server -------------------------------------------------------------------------------
 class LocalServer:
-    """Listens on a Unix socket and runs calls with `handlers` {method: Handler}."""
+    """Listens on a Unix socket and runs calls with `handlers` {method: Handler}; a
+    caller in this process (share_in_process) runs `message_handlers` {method:
+    MessageHandler} directly, when the method has one."""
 
-    def __init__(self, handlers: dict[int, Handler], name: str) -> None:
+    def __init__(
+        self,
+        handlers: dict[int, Handler],
+        name: str,
+        message_handlers: dict[int, MessageHandler] | None = None,
+    ) -> None:
         self._handlers = handlers
+        self.message_handlers = dict(message_handlers or {})
         self._name = name
         # A connection must first send this (handed out by LocalEndpoint, a gRPC call that
         # TLS and the token protect): the socket is as closed as the gRPC port.
@@ -650,6 +662,13 @@ class LocalClient:
     def call(self, method: int, payload: bytes, timeout: float | None) -> bytes | bytearray:
         return self.start(method, payload, timeout).finish()
 
+    def message_handler(self, method: int) -> MessageHandler | None:
+        """The server's MessageHandler of `method` when the server is shared in this
+        process (share_in_process), else None."""
+        with _in_process_lock:
+            server = _in_process.get(self.path)
+        return None if server is None else server.message_handlers.get(method)
+
     def close(self) -> None:
         with self._lock:
             self._closed = True
@@ -735,6 +754,12 @@ class LocalPeers:
         except ConnectionError:
             self.forget(task, client)
             return None
+
+    def message_handler(self, task: str, method: int) -> MessageHandler | None:
+        """The task's MessageHandler of `method` when the task is served in this process
+        (LocalClient.message_handler), else None."""
+        client = self.client(task)
+        return None if client is None else client.message_handler(method)
 
     def _discover(self, task: str, channel: grpc.Channel) -> LocalClient | None:
         with self._lock:

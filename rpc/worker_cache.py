@@ -51,6 +51,9 @@ class WorkerCache:
         self._cluster = cluster
         self._options = list(options)
         self._channels: dict[str, tuple[str, grpc.Channel]] = {}  # task -> (address, channel)
+        # task name as callers spell it -> (the cluster it was looked up in, its address,
+        # its canonical name): a channel is asked for several times a step.
+        self._names: dict[str, tuple[ClusterSpec, str, str]] = {}
         self._closed = False
 
     @property
@@ -63,15 +66,23 @@ class WorkerCache:
             self._cluster = cluster
 
     def address(self, task: str) -> str:
+        return self._address(self._cluster, task)
+
+    @staticmethod
+    def _address(cluster: ClusterSpec, task: str) -> str:
         job, index = parse_task(task)
         try:
-            return self._cluster.task_address(job, index)
+            return cluster.task_address(job, index)
         except NotFoundError as e:
             raise InvalidArgumentError(f"Unknown remote task {task}: {e.message}") from None
 
     def channel(self, task: str) -> grpc.Channel:
-        address = self.address(task)
-        key = canonical_task(task)
+        cluster = self._cluster
+        named = self._names.get(task)
+        if named is None or named[0] is not cluster:
+            named = (cluster, self._address(cluster, task), canonical_task(task))
+            self._names[task] = named
+        _, address, key = named
         stale = None
         with self._lock:
             if self._closed:

@@ -10,6 +10,7 @@ rpc.step_cleaner, batched per task, in the background. Thread-safe.
 from __future__ import annotations
 
 import concurrent.futures
+import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -17,7 +18,7 @@ from typing import Any
 import grpc
 from google.protobuf.message import Message
 
-from common.errors import AbortedError, OpError, from_code
+from common.errors import AbortedError, OpError, as_op_error, from_code
 from protos import worker_pb2
 from rpc import call_pool, local_rpc, wire
 from rpc import status as rpc_status
@@ -26,6 +27,7 @@ from rpc.step_cleaner import StepCleaner
 from rpc.worker_cache import WorkerCache
 
 _RECV_FIELD = worker_pb2.RunGraphResponse.RECV_FIELD_NUMBER
+log = logging.getLogger(__name__)
 
 
 class DeferredCall(concurrent.futures.Future):
@@ -39,9 +41,11 @@ class DeferredCall(concurrent.futures.Future):
     def __init__(
         self,
         call: Callable[[], Any],
-        local: local_rpc.LocalCall | local_rpc.InProcessCall,
+        local: local_rpc.LocalCall | local_rpc.InProcessCall | None,
         pool: call_pool.CallPool,
     ) -> None:
+        """`local`: the started call, or None for a call to a task of this process run
+        on messages (local_rpc.MessageHandler), which nothing has started yet."""
         super().__init__()
         self._call = call
         self._local = local
@@ -52,7 +56,7 @@ class DeferredCall(concurrent.futures.Future):
     @property
     def in_process(self) -> bool:
         """Whether the call runs where it is awaited (a task of this process)."""
-        return isinstance(self._local, local_rpc.InProcessCall)
+        return self._local is None or isinstance(self._local, local_rpc.InProcessCall)
 
     def run_here(self) -> None:
         """Wait for the answer (run the call, in process) on this thread."""
@@ -67,7 +71,8 @@ class DeferredCall(concurrent.futures.Future):
     def cancel(self) -> bool:
         if not super().cancel():
             return False
-        self._local.cancel()
+        if self._local is not None:
+            self._local.cancel()
         return True
 
     def _take(self) -> bool:
@@ -127,16 +132,25 @@ class WorkerCalls:
         wire.PartsMessage; with `split`, its response's large fetched tensors stay views of
         the bytes received (a wire.SplitResponse)."""
         local = None
+        direct = None
         if method == "RunGraph" and not wait_for_ready:
-            payload = (
-                request.parts()
-                if isinstance(request, wire.PartsMessage)
-                else request.SerializeToString()
-            )
-            local = self._local.start(
-                task, local_rpc.RUN_GRAPH, payload, timeout or self.rpc_timeout
-            )
-        if local is not None:
+            if isinstance(request, Message):
+                direct = self._local.message_handler(task, local_rpc.RUN_GRAPH)
+            if direct is None:
+                payload = (
+                    request.parts()
+                    if isinstance(request, wire.PartsMessage)
+                    else request.SerializeToString()
+                )
+                local = self._local.start(
+                    task, local_rpc.RUN_GRAPH, payload, timeout or self.rpc_timeout
+                )
+        if direct is not None:  # a task of this process: no bytes either way
+            run, budget = direct, timeout or self.rpc_timeout
+
+            def call() -> Any:
+                return _in_process(run, request, budget)
+        elif local is not None:
 
             def call() -> Any:
                 body = local.finish()
@@ -159,7 +173,7 @@ class WorkerCalls:
                     sent, timeout=timeout or self.rpc_timeout, wait_for_ready=wait_for_ready
                 )
 
-        if defer and local is not None:
+        if defer and (local is not None or direct is not None):
             return DeferredCall(call, local, self._pool)
         if not inline:
             return self._pool.submit(call)
@@ -244,3 +258,15 @@ class WorkerCalls:
         (before the channels close)."""
         self._cleaner.close(timeout)
         self._local.close()
+
+
+def _in_process(run: local_rpc.MessageHandler, request: Any, timeout: float) -> Any:
+    """A call to a task of this process on messages; a failure is the OpError the same
+    call over the socket would raise (local_rpc.LocalServer.invoke)."""
+    try:
+        return run(request, timeout)
+    except OpError:
+        raise
+    except Exception as exc:  # noqa: BLE001  (a handler's bug: Internal, as over a socket)
+        log.exception("internal error in a local RPC")
+        raise as_op_error(exc) from None

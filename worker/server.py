@@ -104,7 +104,9 @@ class WorkerServer:
     def start(self) -> WorkerServer:
         if local_rpc.enabled():  # same-host peers: RunGraph / RecvTensor over a socket
             self._local = local_rpc.LocalServer(
-                self._servicer.local_handlers(), f"{self.worker.job}{self.worker.task}"
+                self._servicer.local_handlers(),
+                f"{self.worker.job}{self.worker.task}",
+                self._servicer.local_message_handlers(),
             )
             self._servicer.local_endpoint = self._local.endpoint()
         self._server.start()

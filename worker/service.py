@@ -382,6 +382,11 @@ class WorkerServicer:
             local_rpc.CLEANUP_BATCH: self.local_cleanup_batch,
         }
 
+    def local_message_handlers(self) -> dict[int, local_rpc.MessageHandler]:
+        """RunGraph for a master of this process: the request and the response stay
+        messages (as TensorFlow's master calls its own task's worker, not over gRPC)."""
+        return {local_rpc.RUN_GRAPH: self._run_graph}  # type: ignore[dict-item]
+
     # -- no-ops ----------------------------------------------------------------------------
     def Logging(
         self, request: worker_pb2.LoggingRequest, context: grpc.ServicerContext

@@ -5,6 +5,7 @@ kernel error keeps its code and node name on the socket path too."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 
 import grpc
 import numpy as np
@@ -14,8 +15,13 @@ from common.dtypes import DataType
 from common.errors import InvalidArgumentError
 from examples.demo import GraphBuilder
 from master.partition_runner import PartitionRunner
+from master.server import MasterServer
 from rpc import local_rpc
+from rpc.channels import GRPC_OPTIONS
+from rpc.service_paths import master_stub
+from tests.master.conftest import Cluster
 from tests.master.test_master import F32, W0, W1, add_graph, create, run, values, x2
+from worker.server import start_local_cluster
 from worker.worker import Worker
 
 
@@ -146,3 +152,67 @@ def test_a_step_failing_to_send_still_reads_the_answers_already_due(cluster, mon
     assert "no second request" in response.status_error_message
     assert read.wait(30.0)
     assert readers == [readers[0]] and readers[0].startswith("flowrt-rpc-call"), readers
+
+
+@pytest.fixture
+def shared_cluster(monkeypatch) -> Iterator[Cluster]:
+    """The master's cluster with every worker task served in the master's process (as
+    `python -m server`'s task hosts the master): share_in_process on."""
+    monkeypatch.setattr(local_rpc, "_share_in_process", True)
+    spec, workers = start_local_cluster({"worker": 2, "ps": 1})
+    master = MasterServer(spec, bind_host="127.0.0.1", port=0, rpc_timeout=10.0).start()
+    channel = grpc.insecure_channel(master.address, options=GRPC_OPTIONS)
+    try:
+        yield Cluster(master, workers, master_stub(channel))
+    finally:
+        channel.close()
+        master.stop(0)
+        for w in workers:
+            w.stop(0)
+
+
+def _count_byte_calls(monkeypatch) -> dict[str, int]:
+    """RunGraphs to a task of this process that went as bytes (local_rpc.InProcessCall),
+    and those that reached the worker."""
+    calls = {"bytes": 0, "run": 0}
+    original_start, original_run = local_rpc.LocalClient.start, Worker.run_graph
+
+    def start(self, method, payload, timeout):
+        call = original_start(self, method, payload, timeout)
+        if method == local_rpc.RUN_GRAPH and isinstance(call, local_rpc.InProcessCall):
+            calls["bytes"] += 1
+        return call
+
+    def run_graph(self, *args, **kwargs):
+        calls["run"] += 1
+        return original_run(self, *args, **kwargs)
+
+    monkeypatch.setattr(local_rpc.LocalClient, "start", start)
+    monkeypatch.setattr(Worker, "run_graph", run_graph)
+    return calls
+
+
+def test_run_graph_to_a_task_of_this_process_stays_messages(shared_cluster, monkeypatch):
+    """RunGraph to a task served in the master's process runs on the step's thread with
+    the request the master built and gives back the response the worker built: nothing
+    serialized or parsed either way (TensorFlow's master calls its own worker so)."""
+    threads = _count(monkeypatch)
+    calls = _count_byte_calls(monkeypatch)
+    handle = create(shared_cluster, add_graph())
+    for _ in range(3):
+        got = values(run(shared_cluster, handle, ["d:0", "c"], x2()))
+        np.testing.assert_array_equal(got["c"], [11.0, 22.0])
+        np.testing.assert_array_equal(got["d:0"], [121.0, 484.0])
+    assert calls == {"bytes": 0, "run": 6}  # 2 partitions x 3 steps
+    assert threads == {"grpc": 6, "local": 0}  # on the master's RPC threads, no socket
+    assert shared_cluster.live_steps() == {w.task_name: [] for w in shared_cluster.workers}
+
+
+def test_kernel_error_in_a_task_of_this_process_names_the_node(shared_cluster, monkeypatch):
+    calls = _count_byte_calls(monkeypatch)
+    handle = create(shared_cluster, add_graph())
+    response = run(shared_cluster, handle, ["d:0"], {"x:0": np.ones(3, np.float32)})
+    assert response.status_code == grpc.StatusCode.INVALID_ARGUMENT.value[0]
+    assert response.status_error_message == "Incompatible shapes: [3] vs. [2]\n\t [[{{node c}}]]"
+    assert calls["bytes"] == 0 and calls["run"] >= 1
+    assert shared_cluster.live_steps() == {w.task_name: [] for w in shared_cluster.workers}
