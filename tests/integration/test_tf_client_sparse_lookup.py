@@ -100,3 +100,54 @@ def test_bag_of_words_with_vocabulary_table_trains_through_our_master(shared_clu
     # Duplicate keys in one insert count once a step, as in TensorFlow.
     assert remote_counts[b"bad"] == STEPS and b"unknown" not in remote_counts
     assert remote_size == local_size == len(VOCAB)
+
+
+def _sparse_model(api, dev):
+    """Token-count features fed as a SparseTensor's components, one linear layer trained
+    through sparse_tensor_dense_matmul; the same code builds with `client` and tf.compat.v1."""
+    with dev(PS):
+        w = api.get_variable("w", [len(VOCAB), 2], initializer=api.zeros_initializer())
+    with dev(W0):
+        indices = api.placeholder(api.int64, [None, 2], name="indices")
+        values = api.placeholder(api.float32, [None], name="values")
+        labels = api.placeholder(api.int32, [None], name="labels")
+        sp = api.SparseTensor(indices, values, [len(DOCS), len(VOCAB)])
+        logits = api.sparse_tensor_dense_matmul(sp, w)
+        loss = api.reduce_mean(
+            api.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)
+        )
+        train = api.train.GradientDescentOptimizer(1.0).minimize(loss)
+        dense = api.sparse_tensor_to_dense(sp)
+    return (indices, values, labels), loss, train, dense
+
+
+def _sparse_feed() -> tuple[np.ndarray, np.ndarray]:
+    ids = {t: i for i, t in enumerate(VOCAB)}
+    pairs = [(r, ids[t]) for r, d in enumerate(DOCS) for t in d.split() if t in ids]
+    return np.array(sorted(set(pairs)), np.int64), np.array(
+        [sum(p == q for p in pairs) for q in sorted(set(pairs))], np.float32
+    )
+
+
+def _train_sparse(api, target: str, dev):
+    g = api.Graph()
+    with g.as_default():
+        (indices, values, labels), loss, train, dense = _sparse_model(api, dev)
+        init = api.global_variables_initializer()
+    idx, vals = _sparse_feed()
+    feed = {indices: idx, values: vals, labels: LABELS}
+    with api.Session(target, graph=g) as sess:
+        sess.run(init)
+        losses = [float(sess.run([loss, train], feed)[0]) for _ in range(STEPS)]
+        return losses, sess.run(dense, feed)
+
+
+def test_our_client_trains_through_sparse_tensor_dense_matmul(shared_cluster):
+    import client
+
+    ours, ours_dense = _train_sparse(client, shared_cluster.target, client.device)
+    theirs, their_dense = _train_sparse(tf1, "", _no_device)
+    np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6)
+    assert ours[-1] < 0.5 * ours[0]
+    np.testing.assert_array_equal(ours_dense, their_dense)
+    assert their_dense[4, VOCAB.index("good")] == 2
