@@ -83,9 +83,9 @@ register_op(
     ],
     attrs=["T: type"],
 )
-for _cwise in ("Add", "Mul", "Div"):
+for _kind in ("Add", "Mul", "Div"):
     register_op(
-        f"SparseDenseCwise{_cwise}",
+        f"SparseDenseCwise{_kind}",
         inputs=["sp_indices: int64", "sp_values: T", "sp_shape: int64", "dense: T"],
         outputs=["output: T"],
         attrs=[f"T: {{{ALL_NUMBERS}}}"],
@@ -342,18 +342,18 @@ def sparse_add(
     thresh: np.ndarray,
 ) -> list:
     (ai, av, ash), (bi, bv, bsh) = a, b
-    for i, v, s in (a, b):
-        if i.ndim != 2:
+    for xi, xv, xs in (a, b):
+        if xi.ndim != 2:
             raise InvalidArgumentError(
-                f"Input indices should be a matrix but received shape: {mu.shape_str(i.shape)}"
+                f"Input indices should be a matrix but received shape: {mu.shape_str(xi.shape)}"
             )
-        if v.ndim != 1:
+        if xv.ndim != 1:
             raise InvalidArgumentError(
-                f"Input values should be a vector but received shape: {mu.shape_str(v.shape)}"
+                f"Input values should be a vector but received shape: {mu.shape_str(xv.shape)}"
             )
-        if s.ndim != 1:
+        if xs.ndim != 1:
             raise InvalidArgumentError(
-                f"Input shapes should be a vector but received shapes {mu.shape_str(s.shape)}"
+                f"Input shapes should be a vector but received shapes {mu.shape_str(xs.shape)}"
             )
     if ai.shape[0] != av.shape[0] or bi.shape[0] != bv.shape[0]:
         raise InvalidArgumentError(
