@@ -493,8 +493,12 @@ from client.ops.reader_ops import (  # noqa: E402, F401
 
 gfile = _gfile.v1
 
+# Sparse tensors: tf.sparse and its TF1 aliases.
+from client import sparse  # noqa: E402, F401
+
 # Routing of partitioned embedding lookups (TF's data_flow_ops).
 from client.ops.data_flow_ops import dynamic_partition, dynamic_stitch  # noqa: E402, F401
+from client.sparse import sparse_tensor_dense_matmul, sparse_tensor_to_dense  # noqa: E402, F401
 
 # isort: split
 # TF1's everyday APIs: tf.case, tf.map_fn / foldl / foldr / scan, tf.assert_* (also under

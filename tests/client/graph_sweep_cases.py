@@ -344,6 +344,21 @@ GRADIENT_CASES = {
     "SparseSoftmaxCrossEntropyWithLogits": _grad(
         lambda api, x: api.nn.sparse_softmax_cross_entropy_with_logits(labels=[0, 2], logits=x)
     ),
+    "SparseTensorDenseMatMul": _grad_of(
+        lambda api, v, b: api.sparse_tensor_dense_matmul(
+            api.SparseTensor([[0, 1], [1, 0], [1, 2]], v, [2, 3]), b
+        ),
+        lambda api: (_x(api, (3,), "v"), _x(api, (3, 2), "b")),
+    ),
+    "SparseTensorDenseMatMul_adjoints": _grad_of(
+        lambda api, v, b: api.sparse_tensor_dense_matmul(
+            api.SparseTensor([[0, 1], [1, 0], [2, 1]], v, [3, 2]),
+            b,
+            adjoint_a=True,
+            adjoint_b=True,
+        ),
+        lambda api: (_x(api, (3,), "v"), _x(api, (2, 3), "b")),
+    ),
     "Split": _grad(lambda api, x: api.split(x, 3, axis=1)[1]),
     "SplitV": _grad(lambda api, x: api.split(x, [1, 2], axis=1)),
     "Sqrt": _grad(lambda api, x: api.sqrt(x)),
@@ -734,8 +749,16 @@ def _asserts(api):
         api.identity(x)
 
 
+def _sparse_to_dense(api):
+    sp = api.SparseTensor([[0, 1], [2, 0]], _x(api, (2,), "v"), [3, 2])
+    api.sparse_tensor_to_dense(sp)
+    api.sparse.to_dense(sp, default_value=-1.0, validate_indices=False, name="dense")
+    api.sparse.matmul(sp, _x(api, (2, 4), "b"), name="product")
+
+
 MISC_CASES = {
     "asserts": _asserts,
+    "sparse_to_dense": _sparse_to_dense,
     "nce_loss": _sampled_case(lambda api: api.nn.nce_loss),
     "sampled_softmax_loss": _sampled_case(lambda api: api.nn.sampled_softmax_loss),
     "embedding_lookup": _embedding,

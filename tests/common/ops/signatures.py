@@ -31,6 +31,10 @@ def _tf_default(attr, value):
         return [s.decode() for s in lst.s]
     if which == "type":
         return int(value.type)
+    if which == "shape":
+        if value.shape.unknown_rank:
+            return None
+        return tuple(None if d.size == -1 else d.size for d in value.shape.dim)
     if which == "s":
         return value.s.decode()
     if which == "f":

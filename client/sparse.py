@@ -1,0 +1,71 @@
+"""Client API: tf.sparse (and the TF1 aliases tf.sparse_tensor_dense_matmul,
+tf.sparse_tensor_to_dense), building the graphs TensorFlow's sparse_ops.py builds with
+its node names, and the static shapes of the sparse ops. Not thread-safe (graph building).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from client.framework import ops as _ops
+from client.framework import shape_fns
+from client.framework.op_builder import apply_op, convert_to_tensor
+from client.framework.sparse_tensor import SparseTensor, SparseTensorValue
+from client.framework.tensor_shape import TensorShape
+from client.ops import array_ops
+
+
+def _convert_to_sparse_tensor(sp_input: Any) -> SparseTensor:
+    if isinstance(sp_input, SparseTensorValue):
+        return SparseTensor(sp_input.indices, sp_input.values, sp_input.dense_shape)
+    if not isinstance(sp_input, SparseTensor):
+        raise TypeError("Input must be a SparseTensor.")
+    return sp_input
+
+
+def sparse_tensor_dense_matmul(
+    sp_a: Any, b: Any, adjoint_a: bool = False, adjoint_b: bool = False, name: str | None = None
+) -> Any:
+    """A (sparse, rank 2) times b (dense): one SparseTensorDenseMatMul under its scope."""
+    sp_a = _convert_to_sparse_tensor(sp_a)
+    # The node is named after its op inside the scope, as TF's:
+    # "SparseTensorDenseMatMul/SparseTensorDenseMatMul".
+    with _ops.name_scope(name, "SparseTensorDenseMatMul", [sp_a.indices, sp_a.values, b]):
+        b = convert_to_tensor(b, name="b")
+        attrs = {"adjoint_a": adjoint_a, "adjoint_b": adjoint_b}
+        inputs = [sp_a.indices, sp_a.values, sp_a.dense_shape, b]
+        return apply_op("SparseTensorDenseMatMul", inputs, attrs).outputs[0]
+
+
+def to_dense(
+    sp_input: Any, default_value: Any = None, validate_indices: bool = True, name: str | None = None
+) -> Any:
+    """The dense tensor of a SparseTensor: one SparseToDense node."""
+    sp_input = _convert_to_sparse_tensor(sp_input)
+    if default_value is None:
+        default_value = array_ops.zeros([], dtype=sp_input.dtype)
+    inputs = [sp_input.indices, sp_input.dense_shape, sp_input.values, default_value]
+    op = apply_op(
+        "SparseToDense",
+        inputs,
+        {"validate_indices": validate_indices},
+        name=name or "SparseToDense",
+    )
+    return op.outputs[0]
+
+
+sparse_tensor_to_dense = to_dense
+matmul = sparse_dense_matmul = sparse_tensor_dense_matmul
+
+
+# -- static shapes ------------------------------------------------------------------------------
+@shape_fns._reg("SparseTensorDenseMatMul")
+def _sparse_dense_matmul_shape(op: Any) -> list[Any]:
+    a_shape = shape_fns.constant_value(op.inputs[2])
+    b = op.inputs[3].shape
+    adj_a, adj_b = op.get_attr("adjoint_a"), op.get_attr("adjoint_b")
+    rows = None if a_shape is None else int(a_shape[1 if adj_a else 0])
+    cols = None
+    if b.ndims is not None:
+        cols = b.as_list()[0 if adj_b else 1]
+    return [TensorShape([rows, cols])]
