@@ -51,7 +51,9 @@ def _bucketize(k: KernelConstruction) -> Callable:
 
 
 def _num(v: np.generic) -> str:
-    return np.format_float_positional(v, trim="-") if v.dtype.kind == "f" else str(v)
+    if isinstance(v, np.floating):
+        return np.format_float_positional(v, trim="-")
+    return str(v)
 
 
 def histogram_fixed_width(
