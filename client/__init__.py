@@ -472,6 +472,7 @@ from client import gfile as _gfile  # noqa: E402
 from client import image, io, python_io  # noqa: E402, F401
 from client.framework.ragged_tensor import RaggedTensor  # noqa: E402, F401
 from client.framework.sparse_tensor import SparseTensor, SparseTensorValue  # noqa: E402, F401
+from client.ops.base64_ops import decode_base64, encode_base64  # noqa: E402, F401
 from client.ops.image_pipeline_ops import random_crop  # noqa: E402, F401  (tf.random_crop)
 from client.ops.io_ops import matching_files, read_file, write_file  # noqa: E402, F401
 from client.ops.parsing_ops import (  # noqa: E402, F401
@@ -498,6 +499,7 @@ from client import sparse  # noqa: E402, F401
 
 # Routing of partitioned embedding lookups (TF's data_flow_ops).
 from client.ops.data_flow_ops import dynamic_partition, dynamic_stitch  # noqa: E402, F401
+<<<<<<< HEAD
 from client.sparse import sparse_tensor_dense_matmul, sparse_tensor_to_dense  # noqa: E402, F401
 
 # isort: split
@@ -566,3 +568,6 @@ strings = _NS(
     regex_full_match=_string_ops.regex_full_match,
     as_string=as_string,
 )
+=======
+from client.ops.histogram_ops import histogram_fixed_width  # noqa: E402, F401
+>>>>>>> nnmisc

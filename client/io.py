@@ -4,6 +4,7 @@ and image codecs, gathered from the modules that build them."""
 from __future__ import annotations
 
 from client import gfile  # noqa: F401
+from client.ops.base64_ops import decode_base64, encode_base64  # noqa: F401
 from client.ops.image_ops import (  # noqa: F401
     decode_bmp,
     decode_gif,
