@@ -211,6 +211,7 @@ GRADIENT_CASES = {
     ),
     "ReverseSequence": _grad(lambda api, x: api.reverse_sequence(x, [1, 3], 1, 0)),
     "ReverseV2": _grad(lambda api, x: api.reverse(x, [1])),
+    "Roll": _grad(lambda api, x: api.roll(x, [1, -2], [0, 1])),
     "Rsqrt": _grad(lambda api, x: api.rsqrt(x)),
     "SelectV2": _grad(lambda api, x, y: api.where_v2(x > y, x, y), n_inputs=2),
     "Select": _grad(lambda api, x, y: api.where(x > y, x, y), n_inputs=2),
@@ -307,6 +308,12 @@ ARRAY_CASES = {
     "fill_likes": _fill_likes,
     "cumsum": lambda api: api.cumsum(_x(api), axis=1),
     "split": lambda api: (api.split(_x(api), 3, axis=1), api.split(_x(api), [1, 2], 1)),
+    "searchsorted": lambda api: (
+        api.searchsorted([[1.0, 2.0, 3.0]], _x(api, (None, 2)), side="right"),
+        api.searchsorted(_x(api, (2, 3), "s"), [[0.5], [2.5]], out_type=api.int64),
+    ),
+    "unravel_index": lambda api: api.unravel_index([1, 5], [2, 4]),
+    "manip_roll": lambda api: api.manip.roll(_x(api, (None, 3)), 1, 0),
 }
 
 

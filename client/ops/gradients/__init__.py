@@ -11,6 +11,7 @@ from client.ops.gradients import (  # noqa: F401  (imported for their registrati
     control_flow_grad,
     data_flow_grad,
     image_grad,
+    manip_grad,
     math_grad,
     nn_grad,
     segment_grad,

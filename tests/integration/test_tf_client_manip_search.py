@@ -1,0 +1,60 @@
+"""tf.roll (and its gradient), tf.searchsorted and tf.unravel_index on a real cluster
+(CLIs on loopback), built by an unmodified tf.compat.v1 client and by ours, against
+TensorFlow's in-process session as the oracle; a bad index fails the step with TF's
+error naming the node."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import client as ours
+
+tf = pytest.importorskip("tensorflow")
+tf1 = tf.compat.v1
+
+X = np.arange(12, dtype=np.float32).reshape(3, 4)
+SORTED = np.array([[1.0, 2.0, 2.0, 9.0], [0.0, 0.0, 3.0, 4.0], [-1.0, 5.0, 6.0, 7.0]], np.float32)
+
+
+def _build(api):
+    x = api.placeholder(api.float32, [None, 4], name="x")
+    rolled = api.roll(x, [1, -3], [0, 1])
+    grad = api.gradients(api.reduce_sum(rolled * rolled), x)[0]
+    return {
+        "rolled": rolled,
+        "grad": grad,
+        "left": api.searchsorted(SORTED, x, side="left"),
+        "right": api.searchsorted(SORTED, x, side="right", out_type=api.int64),
+        "unravel": api.unravel_index(api.constant([0, 5, 11], api.int64), [3, 4]),
+    }
+
+
+def _run(api, target: str) -> dict:
+    g = api.Graph()
+    with g.as_default():
+        fetches = _build(api)
+        x = g.get_tensor_by_name("x:0")
+    with api.Session(target, graph=g) as sess:
+        return sess.run(fetches, {x: X})
+
+
+@pytest.mark.parametrize("api", [tf1, ours], ids=["tf_client", "our_client"])
+def test_roll_searchsorted_unravel_as_tensorflow(shared_cluster, api):
+    got, want = _run(api, shared_cluster.target), _run(tf1, "")
+    assert sorted(got) == sorted(want)
+    for key in want:
+        assert got[key].dtype == want[key].dtype, key
+        np.testing.assert_array_equal(got[key], want[key], err_msg=key)
+
+
+@pytest.mark.parametrize("api", [tf1, ours], ids=["tf_client", "our_client"])
+def test_unravel_index_out_of_bound_fails_the_step(shared_cluster, api):
+    g = api.Graph()
+    with g.as_default():
+        out = api.unravel_index(api.constant([1, 8]), [2, 4], name="bad_unravel")
+    sess = api.Session(shared_cluster.target, graph=g)
+    with sess, pytest.raises(api.errors.InvalidArgumentError) as e:
+        sess.run(out)
+    assert "index is out of bound as with dims" in e.value.message
+    assert "bad_unravel" in e.value.message
