@@ -29,6 +29,7 @@ from common.ops import (  # noqa: F401  (imported for their registrations)
     linalg_ops,
     list_ops,
     logging_ops,
+    logsumexp_scan_ops,
     manip_ops,
     math_ops,
     misc_ops,
