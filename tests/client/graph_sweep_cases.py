@@ -105,6 +105,9 @@ GRADIENT_CASES = {
         lambda api: (_x(api, (1, 3, 3, 3, 1)), _x(api, (2, 2, 2, 1, 2), "w")),
     ),
     "Cos": _grad(lambda api, x: api.cos(x)),
+    "CumulativeLogsumexp": _grad(
+        lambda api, x: api.math.cumulative_logsumexp(x, axis=1, exclusive=True)
+    ),
     "Cumsum": _grad(lambda api, x: api.cumsum(x, axis=1)),
     "Div": _grad(lambda api, x, y: api.div(x, y), n_inputs=2),
     "DivNoNan": _grad(lambda api, x, y: api.div_no_nan(x, y), n_inputs=2),
@@ -300,6 +303,12 @@ def _fill_likes(api):
     api.ones([2, 2], name="o")
 
 
+def _cumulative_logsumexp(api):
+    x = _x(api)
+    api.math.cumulative_logsumexp([1.0, 2.0], name="from_list")
+    api.gradients(api.math.cumulative_logsumexp(x, 0, reverse=True), x)
+
+
 ARRAY_CASES = {
     "empty_list_shapes": lambda api: (
         api.reshape(_x(api, (1,)), []),
@@ -313,6 +322,7 @@ ARRAY_CASES = {
         api.searchsorted(_x(api, (2, 3), "s"), [[0.5], [2.5]], out_type=api.int64),
     ),
     "unravel_index": lambda api: api.unravel_index([1, 5], [2, 4]),
+    "cumulative_logsumexp": _cumulative_logsumexp,
     "manip_roll": lambda api: api.manip.roll(_x(api, (None, 3)), 1, 0),
 }
 
