@@ -322,9 +322,11 @@ debugging = _NS(check_numerics=check_numerics)
 from client import app, compat, flags, logging, losses, metrics  # noqa: E402, F401
 from client.ops import logsumexp_scan_ops as _logsumexp_scan_ops  # noqa: E402
 from client.ops.manip_search_ops import roll, searchsorted, unravel_index  # noqa: E402, F401
+from client.ops.next_after_ops import nextafter as _nextafter  # noqa: E402
 
 manip = _NS(roll=roll)  # tf.manip: TF1's home of tf.roll
 math.cumulative_logsumexp = _logsumexp_scan_ops.cumulative_logsumexp
+math.nextafter = _nextafter
 from client.ops.math_ops import (  # noqa: E402, F401
     acos,
     arg_max,

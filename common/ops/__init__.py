@@ -33,6 +33,7 @@ from common.ops import (  # noqa: F401  (imported for their registrations)
     manip_ops,
     math_ops,
     misc_ops,
+    next_after_ops,
     nn_ops,
     optional_ops,
     parsing_ops,

@@ -190,6 +190,7 @@ GRADIENT_CASES = {
         lambda api, x: api.placeholder_with_default(x, [2, 3]) * 2.0,
         lambda api: (api.constant(np.ones([2, 3], np.float32)),),
     ),
+    "NextAfter": _grad(lambda api, x, y: api.math.nextafter(x, y[:1]), n_inputs=2),
     "Pow": _grad(lambda api, x, y: api.pow(x, y), n_inputs=2),
     "Prod": _grad(lambda api, x: api.reduce_prod(x, axis=1)),
     "Prod_all": _grad(lambda api, x: api.reduce_prod(x)),

@@ -1,7 +1,7 @@
-"""tf.roll, tf.math.cumulative_logsumexp (and their gradients), tf.searchsorted and
-tf.unravel_index on a real cluster (CLIs on loopback), built by an unmodified
-tf.compat.v1 client and by ours, against TensorFlow's in-process session as the oracle;
-a bad index fails the step with TF's error naming the node."""
+"""tf.roll, tf.math.cumulative_logsumexp, tf.math.nextafter (and their gradients),
+tf.searchsorted and tf.unravel_index on a real cluster (CLIs on loopback), built by an
+unmodified tf.compat.v1 client and by ours, against TensorFlow's in-process session as
+the oracle; a bad index fails the step with TF's error naming the node."""
 
 from __future__ import annotations
 
@@ -28,6 +28,8 @@ def _build(api):
         "left": api.searchsorted(SORTED, x, side="left"),
         "right": api.searchsorted(SORTED, x, side="right", out_type=api.int64),
         "unravel": api.unravel_index(api.constant([0, 5, 11], api.int64), [3, 4]),
+        "nextafter": api.math.nextafter(x, [[0.0, 1.0, 1e9, -1e9]]),
+        "nextafter_grad": api.gradients(api.math.nextafter(x, x[:1] * 0.0), x)[0],
         "logsumexp": lse,
         "logsumexp_grad": api.gradients(lse * (x - 5.0), x)[0],
     }
