@@ -392,6 +392,7 @@ from client.ops.tf1_extras import (  # noqa: E402, F401
     sequence_mask,
     tables_initializer,
 )
+from client.ops.unique_ops import unique_with_counts  # noqa: E402, F401
 from protos.attr_value_pb2 import AttrValue, NameAttrList  # noqa: E402, F401
 from protos.graph_pb2 import GraphDef  # noqa: E402, F401
 from protos.node_def_pb2 import NodeDef  # noqa: E402, F401

@@ -323,6 +323,10 @@ ARRAY_CASES = {
         api.searchsorted(_x(api, (2, 3), "s"), [[0.5], [2.5]], out_type=api.int64),
     ),
     "unravel_index": lambda api: api.unravel_index([1, 5], [2, 4]),
+    "unique_with_counts": lambda api: (
+        api.unique_with_counts([1, 1, 2], out_idx=api.int64),
+        api.unique_with_counts(_x(api, (None,))).count + 1,
+    ),
     "cumulative_logsumexp": _cumulative_logsumexp,
     "manip_roll": lambda api: api.manip.roll(_x(api, (None, 3)), 1, 0),
 }

@@ -1,7 +1,8 @@
 """tf.roll, tf.math.cumulative_logsumexp, tf.math.nextafter (and their gradients),
-tf.searchsorted and tf.unravel_index on a real cluster (CLIs on loopback), built by an
-unmodified tf.compat.v1 client and by ours, against TensorFlow's in-process session as
-the oracle; a bad index fails the step with TF's error naming the node."""
+tf.searchsorted, tf.unravel_index and tf.unique_with_counts on a real cluster (CLIs on
+loopback), built by an unmodified tf.compat.v1 client and by ours, against TensorFlow's
+in-process session as the oracle; a bad index fails the step with TF's error naming
+the node."""
 
 from __future__ import annotations
 
@@ -22,7 +23,11 @@ def _build(api):
     rolled = api.roll(x, [1, -3], [0, 1])
     grad = api.gradients(api.reduce_sum(rolled * rolled), x)[0]
     lse = api.math.cumulative_logsumexp(x, axis=1, exclusive=True, reverse=True)
+    uniq = api.unique_with_counts(api.reshape(api.cast(x, api.int32) // 3, [-1]), api.int64)
     return {
+        "unique_y": uniq.y,
+        "unique_idx": uniq.idx,
+        "unique_count": uniq.count,
         "rolled": rolled,
         "grad": grad,
         "left": api.searchsorted(SORTED, x, side="left"),
