@@ -7,6 +7,7 @@ TF does not reject). Stateless and thread-safe."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Literal
 
 import numpy as np
 
@@ -30,7 +31,10 @@ register_op(
 
 
 def search_sorted(
-    sorted_inputs: np.ndarray, values: np.ndarray, side: str, out: np.dtype
+    sorted_inputs: np.ndarray,
+    values: np.ndarray,
+    side: Literal["left", "right"],
+    out: np.dtype,
 ) -> np.ndarray:
     for arg, t in (("sorted_inputs", sorted_inputs), ("values", values)):
         if t.ndim != 2:
@@ -45,7 +49,7 @@ def search_sorted(
     return result
 
 
-def _bound_kernel(side: str) -> Callable[[KernelConstruction], Callable]:
+def _bound_kernel(side: Literal["left", "right"]) -> Callable[[KernelConstruction], Callable]:
     def factory(k: KernelConstruction) -> Callable:
         out = mu.np_type(k.attr("out_type"))
 
