@@ -373,6 +373,13 @@ signal = spectral = _NS(
 debugging = _NS(check_numerics=check_numerics)
 # TF1 programs' extra top-level names: tf.app/flags/logging, tf.compat.v1, tf.assign ...
 from client import app, compat, flags, logging, losses, metrics  # noqa: E402, F401
+from client.ops import logsumexp_scan_ops as _logsumexp_scan_ops  # noqa: E402
+from client.ops.manip_search_ops import roll, searchsorted, unravel_index  # noqa: E402, F401
+from client.ops.next_after_ops import nextafter as _nextafter  # noqa: E402
+
+manip = _NS(roll=roll)  # tf.manip: TF1's home of tf.roll
+math.cumulative_logsumexp = _logsumexp_scan_ops.cumulative_logsumexp
+math.nextafter = _nextafter
 from client.ops.math_ops import (  # noqa: E402, F401
     acos,
     arg_max,
@@ -437,6 +444,7 @@ from client.ops.tf1_extras import (  # noqa: E402, F401
     sequence_mask,
     tables_initializer,
 )
+from client.ops.unique_ops import unique_with_counts  # noqa: E402, F401
 from protos.attr_value_pb2 import AttrValue, NameAttrList  # noqa: E402, F401
 from protos.graph_pb2 import GraphDef  # noqa: E402, F401
 from protos.node_def_pb2 import NodeDef  # noqa: E402, F401

@@ -217,17 +217,24 @@ def _lin_space(kc: KernelConstruction) -> Callable:
 # ---------------------------------------------------------------------------------------
 
 
-def _scan(ufunc: np.ufunc, identity: int) -> Callable[[KernelConstruction], Callable]:
+def _scan(ufunc: np.ufunc, identity: float) -> Callable[[KernelConstruction], Callable]:
     def factory(kc: KernelConstruction) -> Callable:
         exclusive = bool(kc.attrs.get("exclusive", False))
         reverse = bool(kc.attrs.get("reverse", False))
 
         def compute(ctx, inputs: list) -> list:
             x = np.asarray(inputs[0])
-            axis = _scalar(inputs[1], "axis").item()
-            if not -x.ndim <= axis < x.ndim:
+            axis_t = np.asarray(inputs[1])
+            if axis_t.ndim != 0:
                 raise InvalidArgumentError(
-                    f"ScanOp: Expected scan axis in the range [{-x.ndim}, {x.ndim}), but got {axis}"
+                    f"ScanOp: axis must be a scalar, not {mu.shape_str(axis_t.shape)}"
+                )
+            axis = axis_t.item()
+            if not -x.ndim <= axis < x.ndim:
+                # TF reports a negative axis after adding the rank (-4 of 3 dims: "got -1").
+                got = axis + x.ndim if axis < 0 else axis
+                raise InvalidArgumentError(
+                    f"ScanOp: Expected scan axis in the range [{-x.ndim}, {x.ndim}), but got {got}"
                 )
             v = mu.upcast(x)
             if reverse:

@@ -198,6 +198,9 @@ GRADIENT_CASES = {
     "Cholesky": _grad(lambda api, x: api.cholesky(x), (2, 3, 3)),
     "Cholesky_2d": _grad(lambda api, x: api.linalg.cholesky(x), (3, 3)),
     "Cross": _grad(lambda api, x, y: api.cross(x, y), n_inputs=2),
+    "CumulativeLogsumexp": _grad(
+        lambda api, x: api.math.cumulative_logsumexp(x, axis=1, exclusive=True)
+    ),
     "Cumsum": _grad(lambda api, x: api.cumsum(x, axis=1)),
     "Div": _grad(lambda api, x, y: api.div(x, y), n_inputs=2),
     "DivNoNan": _grad(lambda api, x, y: api.div_no_nan(x, y), n_inputs=2),
@@ -295,6 +298,7 @@ GRADIENT_CASES = {
         lambda api, x: api.placeholder_with_default(x, [2, 3]) * 2.0,
         lambda api: (api.constant(np.ones([2, 3], np.float32)),),
     ),
+    "NextAfter": _grad(lambda api, x, y: api.math.nextafter(x, y[:1]), n_inputs=2),
     "Pow": _grad(lambda api, x, y: api.pow(x, y), n_inputs=2),
     "Prod": _grad(lambda api, x: api.reduce_prod(x, axis=1)),
     "Prod_all": _grad(lambda api, x: api.reduce_prod(x)),
@@ -319,6 +323,7 @@ GRADIENT_CASES = {
     ),
     "ReverseSequence": _grad(lambda api, x: api.reverse_sequence(x, [1, 3], 1, 0)),
     "ReverseV2": _grad(lambda api, x: api.reverse(x, [1])),
+    "Roll": _grad(lambda api, x: api.roll(x, [1, -2], [0, 1])),
     "Rsqrt": _grad(lambda api, x: api.rsqrt(x)),
     "SelectV2": _grad(lambda api, x, y: api.where_v2(x > y, x, y), n_inputs=2),
     "Select": _grad(lambda api, x, y: api.where(x > y, x, y), n_inputs=2),
@@ -431,6 +436,12 @@ def _fill_likes(api):
     api.ones([2, 2], name="o")
 
 
+def _cumulative_logsumexp(api):
+    x = _x(api)
+    api.math.cumulative_logsumexp([1.0, 2.0], name="from_list")
+    api.gradients(api.math.cumulative_logsumexp(x, 0, reverse=True), x)
+
+
 ARRAY_CASES = {
     "empty_list_shapes": lambda api: (
         api.reshape(_x(api, (1,)), []),
@@ -454,6 +465,17 @@ ARRAY_CASES = {
         api.spectral.ifft2d(_x(api, (2, 4), "c", api.complex64)),
     ),
     "split": lambda api: (api.split(_x(api), 3, axis=1), api.split(_x(api), [1, 2], 1)),
+    "searchsorted": lambda api: (
+        api.searchsorted([[1.0, 2.0, 3.0]], _x(api, (None, 2)), side="right"),
+        api.searchsorted(_x(api, (2, 3), "s"), [[0.5], [2.5]], out_type=api.int64),
+    ),
+    "unravel_index": lambda api: api.unravel_index([1, 5], [2, 4]),
+    "unique_with_counts": lambda api: (
+        api.unique_with_counts([1, 1, 2], out_idx=api.int64),
+        api.unique_with_counts(_x(api, (None,))).count + 1,
+    ),
+    "cumulative_logsumexp": _cumulative_logsumexp,
+    "manip_roll": lambda api: api.manip.roll(_x(api, (None, 3)), 1, 0),
 }
 
 
