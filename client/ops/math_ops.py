@@ -253,7 +253,9 @@ def _reducer(op_type: str, default_name: str):
         keep = bool(keepdims if keepdims is not None else (keep_dims or False))
         x = convert_to_tensor(input_tensor)
         axes = _reduction_axes(x, axis) if axis is None else axis
-        if not isinstance(axes, _ops.Tensor):
+        # An empty Python list goes to apply_op as it is: TF converts it as float32 first
+        # and leaves that Const in the graph ("Sum/reduction_indices", then "..._1").
+        if not isinstance(axes, _ops.Tensor) and not (isinstance(axes, (list, tuple)) and not axes):
             axes = np.asarray(axes, dtype=np.int32)
         # A Python axis becomes the op's "<name>/reduction_indices" Const, as in TF.
         out = _out(apply_op(op_type, [x, axes], {"keep_dims": keep}, name))

@@ -206,6 +206,8 @@ GRADIENT_CASES = {
         lambda api: (api.constant(np.ones([2, 3], np.float32)),),
     ),
     "Pow": _grad(lambda api, x, y: api.pow(x, y), n_inputs=2),
+    # A scalar exponent against size-1 dims: the reduction axes are an empty list.
+    "Pow_size_one": _grad(lambda api, x: api.pow(x, 0.5), (1, 1)),
     "Prod": _grad(lambda api, x: api.reduce_prod(x, axis=1)),
     "Prod_all": _grad(lambda api, x: api.reduce_prod(x)),
     "ReadVariableOp": lambda api: api.gradients(
@@ -338,6 +340,10 @@ ARRAY_CASES = {
         api.linalg.det(_x(api, (3, 3))),
         api.signal.fft(_x(api, (4,), "c", api.complex64)),
         api.spectral.ifft2d(_x(api, (2, 4), "c", api.complex64)),
+    ),
+    "reduce_empty_axes": lambda api: (
+        api.reduce_sum(_x(api), []),
+        api.reduce_max(_x(api), ()),
     ),
     "split": lambda api: (api.split(_x(api), 3, axis=1), api.split(_x(api), [1, 2], 1)),
 }
