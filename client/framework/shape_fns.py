@@ -164,6 +164,7 @@ UNARY = [
     "Conj",
     "Real",
     "Imag",
+    "ComplexAbs",
 ]
 
 

@@ -119,7 +119,13 @@ xdivy = _binary("Xdivy")
 
 
 def abs(x: Any, name: str | None = None) -> Any:
-    return _out(apply_op("Abs", [x], {}, name))
+    """tf.abs: ComplexAbs (with the real dtype out) for complex tensors, as TF's."""
+    with _ops.name_scope(name, "Abs", [x]) as scope:
+        x = convert_to_tensor(x, name="x")
+        if x.dtype.is_complex:
+            tout = x.dtype.real_dtype.as_datatype_enum
+            return _out(apply_op("ComplexAbs", [x], {"Tout": tout}, scope))
+        return _out(apply_op("Abs", [x], {}, scope))
 
 
 def logical_xor(x: Any, y: Any, name: str = "LogicalXor") -> Any:

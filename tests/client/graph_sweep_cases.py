@@ -341,6 +341,10 @@ ARRAY_CASES = {
         api.signal.fft(_x(api, (4,), "c", api.complex64)),
         api.spectral.ifft2d(_x(api, (2, 4), "c", api.complex64)),
     ),
+    "complex_abs": lambda api: (
+        api.abs(_x(api, (2, 3), "c", api.complex64)),
+        api.reduce_sum(api.abs(_x(api, (2, 3), "z", api.complex128))),
+    ),
     "reduce_empty_axes": lambda api: (
         api.reduce_sum(_x(api), []),
         api.reduce_max(_x(api), ()),
