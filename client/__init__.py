@@ -119,6 +119,7 @@ from client.ops.init_ops import (  # noqa: F401
     variance_scaling_initializer,
     zeros_initializer,
 )
+from client.ops.linalg_norm_ops import conj, norm  # noqa: F401
 from client.ops.linalg_ops import (  # noqa: F401
     cholesky,
     cholesky_solve,
@@ -304,6 +305,7 @@ initializers = _NS(
 )
 math = _NS(
     add=add,
+    conj=conj,
     subtract=subtract,
     multiply=multiply,
     divide=divide,
@@ -352,6 +354,7 @@ linalg = _NS(
     inv=matrix_inverse,
     logdet=_linalg_ops.logdet,
     matmul=matmul,
+    norm=norm,
     qr=qr,
     set_diag=matrix_set_diag,
     slogdet=_linalg_ops.slogdet,

@@ -345,6 +345,17 @@ ARRAY_CASES = {
         api.abs(_x(api, (2, 3), "c", api.complex64)),
         api.reduce_sum(api.abs(_x(api, (2, 3), "z", api.complex128))),
     ),
+    "norm": lambda api: (
+        api.norm(_x(api, (2, 3, 4))),
+        api.norm(_x(api, (2, 3, 4)), ord=1, axis=1, keepdims=True),
+        api.norm(_x(api, (2, 3, 4)), ord=np.inf, axis=-1),
+        api.norm(_x(api, (2, 3, 4)), ord=3, axis=0, name="p3"),
+        api.linalg.norm(_x(api, (2, 3, 4)), ord="fro", axis=[1, 2]),
+        api.linalg.norm(_x(api, (2, 3, 4)), ord=1, axis=(-2, -1)),
+        api.norm(_x(api, (3, 4)), ord=np.inf, axis=(0, 1), keep_dims=True),
+        api.norm(_x(api, (4,), "c", api.complex64)),
+        api.norm(_x(api, (4,), "c", api.complex64), ord=1),
+    ),
     "reduce_empty_axes": lambda api: (
         api.reduce_sum(_x(api), []),
         api.reduce_max(_x(api), ()),
