@@ -360,9 +360,12 @@ linalg = _NS(
     slogdet=_linalg_ops.slogdet,
     solve=matrix_solve,
     svd=svd,
+    tensor_diag=_linalg_ops.tensor_diag,
+    tensor_diag_part=_linalg_ops.tensor_diag_part,
     trace=trace,
     triangular_solve=matrix_triangular_solve,
 )
+diag, diag_part = _linalg_ops.tensor_diag, _linalg_ops.tensor_diag_part  # TF1's names
 signal = spectral = _NS(
     fft=_linalg_ops.fft,
     fft2d=_linalg_ops.fft2d,

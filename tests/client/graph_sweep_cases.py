@@ -205,6 +205,8 @@ GRADIENT_CASES = {
         lambda api, x: api.placeholder_with_default(x, [2, 3]) * 2.0,
         lambda api: (api.constant(np.ones([2, 3], np.float32)),),
     ),
+    "Diag": _grad(lambda api, x: api.linalg.tensor_diag(x)),
+    "DiagPart": _grad(lambda api, x: api.diag_part(x), (2, 3, 2, 3)),
     "Pow": _grad(lambda api, x, y: api.pow(x, y), n_inputs=2),
     # A scalar exponent against size-1 dims: the reduction axes are an empty list.
     "Pow_size_one": _grad(lambda api, x: api.pow(x, 0.5), (1, 1)),
@@ -355,6 +357,11 @@ ARRAY_CASES = {
         api.norm(_x(api, (3, 4)), ord=np.inf, axis=(0, 1), keep_dims=True),
         api.norm(_x(api, (4,), "c", api.complex64)),
         api.norm(_x(api, (4,), "c", api.complex64), ord=1),
+    ),
+    "tensor_diag": lambda api: (
+        api.diag(_x(api, (2, 3))),
+        api.linalg.tensor_diag_part(_x(api, (2, 3, 2, 3), "y"), name="dp"),
+        api.diag(_x(api, (None, 2), "u")),
     ),
     "reduce_empty_axes": lambda api: (
         api.reduce_sum(_x(api), []),
