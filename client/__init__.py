@@ -119,6 +119,7 @@ from client.ops.init_ops import (  # noqa: F401
     variance_scaling_initializer,
     zeros_initializer,
 )
+from client.ops.linalg_norm_ops import conj, norm  # noqa: F401
 from client.ops.linalg_ops import (  # noqa: F401
     cholesky,
     cholesky_solve,
@@ -305,6 +306,7 @@ initializers = _NS(
 )
 math = _NS(
     add=add,
+    conj=conj,
     subtract=subtract,
     multiply=multiply,
     divide=divide,
@@ -353,14 +355,18 @@ linalg = _NS(
     inv=matrix_inverse,
     logdet=_linalg_ops.logdet,
     matmul=matmul,
+    norm=norm,
     qr=qr,
     set_diag=matrix_set_diag,
     slogdet=_linalg_ops.slogdet,
     solve=matrix_solve,
     svd=svd,
+    tensor_diag=_linalg_ops.tensor_diag,
+    tensor_diag_part=_linalg_ops.tensor_diag_part,
     trace=trace,
     triangular_solve=matrix_triangular_solve,
 )
+diag, diag_part = _linalg_ops.tensor_diag, _linalg_ops.tensor_diag_part  # TF1's names
 signal = spectral = _NS(
     fft=_linalg_ops.fft,
     fft2d=_linalg_ops.fft2d,

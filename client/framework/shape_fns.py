@@ -214,6 +214,7 @@ UNARY = [
     "Conj",
     "Real",
     "Imag",
+    "ComplexAbs",
 ]
 
 

@@ -299,7 +299,11 @@ GRADIENT_CASES = {
         lambda api: (api.constant(np.ones([2, 3], np.float32)),),
     ),
     "NextAfter": _grad(lambda api, x, y: api.math.nextafter(x, y[:1]), n_inputs=2),
+    "Diag": _grad(lambda api, x: api.linalg.tensor_diag(x)),
+    "DiagPart": _grad(lambda api, x: api.diag_part(x), (2, 3, 2, 3)),
     "Pow": _grad(lambda api, x, y: api.pow(x, y), n_inputs=2),
+    # A scalar exponent against size-1 dims: the reduction axes are an empty list.
+    "Pow_size_one": _grad(lambda api, x: api.pow(x, 0.5), (1, 1)),
     "Prod": _grad(lambda api, x: api.reduce_prod(x, axis=1)),
     "Prod_all": _grad(lambda api, x: api.reduce_prod(x)),
     "ReadVariableOp": lambda api: api.gradients(
@@ -463,6 +467,30 @@ ARRAY_CASES = {
         api.linalg.det(_x(api, (3, 3))),
         api.signal.fft(_x(api, (4,), "c", api.complex64)),
         api.spectral.ifft2d(_x(api, (2, 4), "c", api.complex64)),
+    ),
+    "complex_abs": lambda api: (
+        api.abs(_x(api, (2, 3), "c", api.complex64)),
+        api.reduce_sum(api.abs(_x(api, (2, 3), "z", api.complex128))),
+    ),
+    "norm": lambda api: (
+        api.norm(_x(api, (2, 3, 4))),
+        api.norm(_x(api, (2, 3, 4)), ord=1, axis=1, keepdims=True),
+        api.norm(_x(api, (2, 3, 4)), ord=np.inf, axis=-1),
+        api.norm(_x(api, (2, 3, 4)), ord=3, axis=0, name="p3"),
+        api.linalg.norm(_x(api, (2, 3, 4)), ord="fro", axis=[1, 2]),
+        api.linalg.norm(_x(api, (2, 3, 4)), ord=1, axis=(-2, -1)),
+        api.norm(_x(api, (3, 4)), ord=np.inf, axis=(0, 1), keep_dims=True),
+        api.norm(_x(api, (4,), "c", api.complex64)),
+        api.norm(_x(api, (4,), "c", api.complex64), ord=1),
+    ),
+    "tensor_diag": lambda api: (
+        api.diag(_x(api, (2, 3))),
+        api.linalg.tensor_diag_part(_x(api, (2, 3, 2, 3), "y"), name="dp"),
+        api.diag(_x(api, (None, 2), "u")),
+    ),
+    "reduce_empty_axes": lambda api: (
+        api.reduce_sum(_x(api), []),
+        api.reduce_max(_x(api), ()),
     ),
     "split": lambda api: (api.split(_x(api), 3, axis=1), api.split(_x(api), [1, 2], 1)),
     "searchsorted": lambda api: (
