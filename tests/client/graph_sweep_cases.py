@@ -756,6 +756,18 @@ def _sparse_to_dense(api):
     api.sparse.matmul(sp, _x(api, (2, 4), "b"), name="product")
 
 
+def _confusion_matrix(**kwargs):
+    def build(api):
+        labels = api.placeholder(api.int32, [None], name="labels")
+        preds = api.placeholder(api.int64, [None], name="preds")
+        if "weights" in kwargs:
+            kwargs["weights"] = api.placeholder(api.float32, [None], name="w")
+        api.confusion_matrix(labels, preds, **kwargs)
+        api.math.confusion_matrix(labels, preds, dtype=api.float32)
+
+    return build
+
+
 MISC_CASES = {
     "asserts": _asserts,
     "sparse_to_dense": _sparse_to_dense,
@@ -770,4 +782,6 @@ MISC_CASES = {
     "image_adjust_brightness": _image_case(lambda api, x: api.image.adjust_brightness(x, 0.1)),
     "image_adjust_contrast": _image_case(lambda api, x: api.image.adjust_contrast(x, 1.5)),
     "image_rgb_to_grayscale": _image_case(lambda api, x: api.image.rgb_to_grayscale(x)),
+    "confusion_matrix": _confusion_matrix(),
+    "confusion_matrix_num_classes_weights": _confusion_matrix(num_classes=4, weights=True),
 }
