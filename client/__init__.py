@@ -574,3 +574,9 @@ from client.ops.histogram_ops import histogram_fixed_width  # noqa: E402, F401
 from client.ops.confusion_matrix import confusion_matrix  # noqa: E402, F401
 
 math.confusion_matrix = confusion_matrix
+
+# isort: split
+# tf.tensordot and tf.linalg.tensordot.
+from client.ops.tensordot import tensordot  # noqa: E402, F401
+
+linalg.tensordot = tensordot
