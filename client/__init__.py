@@ -582,3 +582,16 @@ strings = _NS(
     regex_full_match=_string_ops.regex_full_match,
     as_string=as_string,
 )
+from client.ops.histogram_ops import histogram_fixed_width  # noqa: E402, F401
+
+# isort: split
+# tf.confusion_matrix (TF1's top-level name) and tf.math.confusion_matrix.
+from client.ops.confusion_matrix import confusion_matrix  # noqa: E402, F401
+
+math.confusion_matrix = confusion_matrix
+
+# isort: split
+# tf.tensordot and tf.linalg.tensordot.
+from client.ops.tensordot import tensordot  # noqa: E402, F401
+
+linalg.tensordot = tensordot

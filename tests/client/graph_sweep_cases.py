@@ -806,6 +806,30 @@ def _sparse_to_dense(api):
     api.sparse.matmul(sp, _x(api, (2, 4), "b"), name="product")
 
 
+def _confusion_matrix(**kwargs):
+    def build(api):
+        labels = api.placeholder(api.int32, [None], name="labels")
+        preds = api.placeholder(api.int64, [None], name="preds")
+        if "weights" in kwargs:
+            kwargs["weights"] = api.placeholder(api.float32, [None], name="w")
+        api.confusion_matrix(labels, preds, **kwargs)
+        api.math.confusion_matrix(labels, preds, dtype=api.float32)
+
+    return build
+
+
+def _tensordot(a_shape, b_shape, axes):
+    """tf.tensordot of two placeholders (None dims, None shape = unknown rank), and the
+    gradient of its sum with respect to both."""
+
+    def build(api):
+        a = api.placeholder(api.float32, a_shape, name="a")
+        b = api.placeholder(api.float32, b_shape, name="b")
+        api.gradients(api.tensordot(a, b, axes), [a, b])
+
+    return build
+
+
 MISC_CASES = {
     "asserts": _asserts,
     "sparse_to_dense": _sparse_to_dense,
@@ -820,4 +844,12 @@ MISC_CASES = {
     "image_adjust_brightness": _image_case(lambda api, x: api.image.adjust_brightness(x, 0.1)),
     "image_adjust_contrast": _image_case(lambda api, x: api.image.adjust_contrast(x, 1.5)),
     "image_rgb_to_grayscale": _image_case(lambda api, x: api.image.rgb_to_grayscale(x)),
+    "confusion_matrix": _confusion_matrix(),
+    "confusion_matrix_num_classes_weights": _confusion_matrix(num_classes=4, weights=True),
+    "tensordot_static": _tensordot([2, 3, 4], [4, 3, 5], [[1, 2], [1, 0]]),
+    "tensordot_matmul": _tensordot([2, 3], [3, 4], 1),
+    "tensordot_outer": _tensordot([2], [3], 0),
+    "tensordot_unknown_batch": _tensordot([None, 3, 4], [4, 5], [[2], [0]]),
+    "tensordot_unknown_rank": _tensordot(None, [4, 5], [[-1], [0]]),
+    "tensordot_unknown_rank_int_axes": _tensordot(None, [4, 5], 1),
 }
