@@ -15,6 +15,7 @@ from common.ops import (  # noqa: F401  (imported for their registrations)
     data,
     data_flow_ops,
     data_format_ops,
+    edit_distance_ops,
     fft_ops,
     file_ops,
     functional_ops,
