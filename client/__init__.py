@@ -568,3 +568,4 @@ strings = _NS(
     as_string=as_string,
 )
 from client.ops.histogram_ops import histogram_fixed_width  # noqa: E402, F401
+from client.ops.edit_distance import edit_distance  # noqa: E402, F401
