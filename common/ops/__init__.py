@@ -43,6 +43,7 @@ from common.ops import (  # noqa: F401  (imported for their registrations)
     nn_ops,
     optional_ops,
     parsing_ops,
+    pool_argmax_ops,
     queue_ops,
     random_binomial_ops,
     random_ops,
