@@ -567,5 +567,5 @@ strings = _NS(
     regex_full_match=_string_ops.regex_full_match,
     as_string=as_string,
 )
-from client.ops.histogram_ops import histogram_fixed_width  # noqa: E402, F401
 from client.ops.edit_distance import edit_distance  # noqa: E402, F401
+from client.ops.histogram_ops import histogram_fixed_width  # noqa: E402, F401

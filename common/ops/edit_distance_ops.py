@@ -155,6 +155,7 @@ def _edit_distance(k: KernelConstruction) -> Callable:
     normalize = bool(k.attr("normalize"))
 
     def compute(ctx, inputs: list) -> list:
-        return [edit_distance(*(np.asarray(v) for v in inputs), normalize)]
+        h_ix, h_vals, h_shape, t_ix, t_vals, t_shape = (np.asarray(v) for v in inputs)
+        return [edit_distance(h_ix, h_vals, h_shape, t_ix, t_vals, t_shape, normalize)]
 
     return compute
