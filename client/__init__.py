@@ -595,3 +595,5 @@ math.confusion_matrix = confusion_matrix
 from client.ops.tensordot import tensordot  # noqa: E402, F401
 
 linalg.tensordot = tensordot
+from client.ops.edit_distance import edit_distance  # noqa: E402, F401
+from client.ops.histogram_ops import histogram_fixed_width  # noqa: E402, F401
