@@ -450,7 +450,6 @@ from client.ops.tf1_extras import (  # noqa: E402, F401
     sequence_mask,
     tables_initializer,
 )
-from client.ops.unique_ops import unique_with_counts  # noqa: E402, F401
 from protos.attr_value_pb2 import AttrValue, NameAttrList  # noqa: E402, F401
 from protos.graph_pb2 import GraphDef  # noqa: E402, F401
 from protos.node_def_pb2 import NodeDef  # noqa: E402, F401
@@ -582,7 +581,6 @@ strings = _NS(
     regex_full_match=_string_ops.regex_full_match,
     as_string=as_string,
 )
-from client.ops.histogram_ops import histogram_fixed_width  # noqa: E402, F401
 
 # isort: split
 # tf.confusion_matrix (TF1's top-level name) and tf.math.confusion_matrix.
@@ -596,4 +594,3 @@ from client.ops.tensordot import tensordot  # noqa: E402, F401
 
 linalg.tensordot = tensordot
 from client.ops.edit_distance import edit_distance  # noqa: E402, F401
-from client.ops.histogram_ops import histogram_fixed_width  # noqa: E402, F401

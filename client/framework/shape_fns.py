@@ -592,6 +592,11 @@ def _reshape_partial(in_dims: list[Any], out_dims: list[Any]) -> list[Any]:
     return out
 
 
+@_reg("UniqueWithCounts")
+def _unique_with_counts(op: Any) -> list[Any]:
+    return [TensorShape([None]), op.inputs[0].shape, TensorShape([None])]
+
+
 @_reg("Transpose")
 def _transpose(op: Any) -> list[Any]:
     s = _in(op)
