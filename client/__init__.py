@@ -499,7 +499,6 @@ from client import sparse  # noqa: E402, F401
 
 # Routing of partitioned embedding lookups (TF's data_flow_ops).
 from client.ops.data_flow_ops import dynamic_partition, dynamic_stitch  # noqa: E402, F401
-<<<<<<< HEAD
 from client.sparse import sparse_tensor_dense_matmul, sparse_tensor_to_dense  # noqa: E402, F401
 
 # isort: split
@@ -568,6 +567,5 @@ strings = _NS(
     regex_full_match=_string_ops.regex_full_match,
     as_string=as_string,
 )
-=======
+
 from client.ops.histogram_ops import histogram_fixed_width  # noqa: E402, F401
->>>>>>> nnmisc
