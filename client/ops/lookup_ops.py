@@ -11,6 +11,7 @@ from typing import Any
 
 from client.framework import dtypes as _dtypes
 from client.framework import ops as _ops
+from client.framework import shape_fns
 from client.framework.op_builder import apply_op, convert_to_tensor
 from client.framework.sparse_tensor import SparseTensor
 from client.framework.tensor_shape import TensorShape
@@ -315,3 +316,28 @@ class MutableHashTable:
 
     def __getitem__(self, keys: Any) -> Any:
         return self.lookup(keys)
+
+
+# -- static shapes ------------------------------------------------------------------------------
+@shape_fns._reg("HashTableV2", "MutableHashTableV2", "MutableHashTableOfTensorsV2")
+@shape_fns._reg("LookupTableSizeV2")
+def _scalar_shape(op: Any) -> list[Any]:
+    return [TensorShape([])]
+
+
+def _table_value_shape(handle: Any) -> TensorShape | None:
+    """The value shape TF's shape inference attaches to a table's handle (None if unknown)."""
+    op = handle.op
+    if op.type in ("HashTableV2", "MutableHashTableV2"):
+        return TensorShape([])
+    if op.type == "MutableHashTableOfTensorsV2":
+        return TensorShape(op.get_attr("value_shape"))
+    return None
+
+
+@shape_fns._reg("LookupTableFindV2")
+def _find_shape(op: Any) -> list[Any]:
+    value_shape = _table_value_shape(op.inputs[0])
+    if value_shape is None:
+        return [TensorShape(None)]
+    return [op.inputs[1].shape.concatenate(value_shape)]

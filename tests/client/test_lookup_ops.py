@@ -176,3 +176,19 @@ def test_lookup_rejects_keys_of_the_wrong_dtype_as_tensorflow():
     assert message(client) == message(tf_real.compat.v1)
     with pytest.raises(ValueError, match="must be > 0"):
         client.lookup.StaticVocabularyTable(None, 0)
+
+
+def test_lookup_static_shapes_match_tensorflow():
+    import client
+
+    def shapes(api):
+        with api.Graph().as_default() as g:
+            _tables(api)
+            return {
+                op.name: [
+                    t.shape.as_list() if t.shape.ndims is not None else None for t in op.outputs
+                ]
+                for op in g.get_operations()
+            }
+
+    assert shapes(client) == shapes(tf_real.compat.v1)
