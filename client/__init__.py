@@ -119,6 +119,7 @@ from client.ops.init_ops import (  # noqa: F401
     variance_scaling_initializer,
     zeros_initializer,
 )
+from client.ops.linalg_norm_ops import conj, norm  # noqa: F401
 from client.ops.linalg_ops import (  # noqa: F401
     cholesky,
     cholesky_solve,
@@ -305,6 +306,7 @@ initializers = _NS(
 )
 math = _NS(
     add=add,
+    conj=conj,
     subtract=subtract,
     multiply=multiply,
     divide=divide,
@@ -353,14 +355,18 @@ linalg = _NS(
     inv=matrix_inverse,
     logdet=_linalg_ops.logdet,
     matmul=matmul,
+    norm=norm,
     qr=qr,
     set_diag=matrix_set_diag,
     slogdet=_linalg_ops.slogdet,
     solve=matrix_solve,
     svd=svd,
+    tensor_diag=_linalg_ops.tensor_diag,
+    tensor_diag_part=_linalg_ops.tensor_diag_part,
     trace=trace,
     triangular_solve=matrix_triangular_solve,
 )
+diag, diag_part = _linalg_ops.tensor_diag, _linalg_ops.tensor_diag_part  # TF1's names
 signal = spectral = _NS(
     fft=_linalg_ops.fft,
     fft2d=_linalg_ops.fft2d,
@@ -373,6 +379,13 @@ signal = spectral = _NS(
 debugging = _NS(check_numerics=check_numerics)
 # TF1 programs' extra top-level names: tf.app/flags/logging, tf.compat.v1, tf.assign ...
 from client import app, compat, flags, logging, losses, metrics  # noqa: E402, F401
+from client.ops import logsumexp_scan_ops as _logsumexp_scan_ops  # noqa: E402
+from client.ops.manip_search_ops import roll, searchsorted, unravel_index  # noqa: E402, F401
+from client.ops.next_after_ops import nextafter as _nextafter  # noqa: E402
+
+manip = _NS(roll=roll)  # tf.manip: TF1's home of tf.roll
+math.cumulative_logsumexp = _logsumexp_scan_ops.cumulative_logsumexp
+math.nextafter = _nextafter
 from client.ops.math_ops import (  # noqa: E402, F401
     acos,
     arg_max,
@@ -499,6 +512,7 @@ from client import sparse  # noqa: E402, F401
 
 # Routing of partitioned embedding lookups (TF's data_flow_ops).
 from client.ops.data_flow_ops import dynamic_partition, dynamic_stitch  # noqa: E402, F401
+from client.ops.histogram_ops import histogram_fixed_width  # noqa: E402, F401
 from client.sparse import sparse_tensor_dense_matmul, sparse_tensor_to_dense  # noqa: E402, F401
 
 # isort: split
@@ -568,7 +582,18 @@ strings = _NS(
     as_string=as_string,
 )
 
-from client.ops.histogram_ops import histogram_fixed_width  # noqa: E402, F401
+# isort: split
+# tf.confusion_matrix (TF1's top-level name) and tf.math.confusion_matrix.
+from client.ops.confusion_matrix import confusion_matrix  # noqa: E402, F401
+
+math.confusion_matrix = confusion_matrix
+
+# isort: split
+# tf.tensordot and tf.linalg.tensordot.
+from client.ops.tensordot import tensordot  # noqa: E402, F401
+
+linalg.tensordot = tensordot
+from client.ops.edit_distance import edit_distance  # noqa: E402, F401
 
 # isort: split
 # Lookup tables: tf.lookup (compat.v1's names) and tf.initialize_all_tables.

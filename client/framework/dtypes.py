@@ -71,6 +71,15 @@ class DType:
         return self.base_dtype._type_enum in _COMPLEX
 
     @property
+    def real_dtype(self) -> DType:
+        """The dtype of a complex dtype's parts (complex64 -> float32); itself otherwise."""
+        real = {
+            DataType.DT_COMPLEX64: DataType.DT_FLOAT,
+            DataType.DT_COMPLEX128: DataType.DT_DOUBLE,
+        }
+        return as_dtype(real.get(self.base_dtype._type_enum, self.base_dtype._type_enum))
+
+    @property
     def is_bool(self) -> builtins.bool:
         return self.base_dtype._type_enum == DataType.DT_BOOL
 

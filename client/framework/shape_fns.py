@@ -84,6 +84,8 @@ _FOLDABLE: dict[str, Any] = {
     "Minimum": np.minimum,
     "Maximum": np.maximum,
     "Round": np.round,
+    "GreaterEqual": np.greater_equal,
+    "Select": np.where,
 }
 
 
@@ -93,7 +95,18 @@ def evaluated_value(t: Any) -> np.ndarray | None:
     if value is not None:
         return value
     op = t.op
-    if op.type not in (*_FOLDABLE, "Cast", "Pack", "ConcatV2", "ExpandDims", "StridedSlice"):
+    folded = (
+        *_FOLDABLE,
+        "Cast",
+        "Pack",
+        "ConcatV2",
+        "ExpandDims",
+        "StridedSlice",
+        "ListDiff",
+        "GatherV2",
+        "Prod",
+    )
+    if op.type not in folded:
         return None
     found = [evaluated_value(x) for x in op.inputs]
     inputs = [v for v in found if v is not None]
@@ -108,6 +121,17 @@ def evaluated_value(t: Any) -> np.ndarray | None:
         return np.concatenate(inputs[:-1], axis=int(inputs[-1]))
     if op.type == "ExpandDims":
         return np.expand_dims(inputs[0], int(inputs[1]))
+    if op.type == "GatherV2":
+        if _attr(op, "batch_dims"):
+            return None
+        return np.take(inputs[0], inputs[1], axis=int(inputs[2]))
+    if op.type == "Prod":
+        axes = tuple(int(a) for a in np.ravel(inputs[1]))
+        return np.prod(inputs[0], axis=axes, keepdims=_attr(op, "keep_dims")).astype(out_type)
+    if op.type == "ListDiff":
+        keep = ~np.isin(inputs[0], inputs[1])
+        out = inputs[0][keep] if t.value_index == 0 else np.flatnonzero(keep)
+        return out.astype(t.dtype.as_numpy_dtype)
     if op.type == "StridedSlice":
         masks = ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask")
         index = strided_slice_index(
@@ -214,6 +238,7 @@ UNARY = [
     "Conj",
     "Real",
     "Imag",
+    "ComplexAbs",
 ]
 
 
@@ -567,10 +592,15 @@ def _reshape_partial(in_dims: list[Any], out_dims: list[Any]) -> list[Any]:
     return out
 
 
+@_reg("UniqueWithCounts")
+def _unique_with_counts(op: Any) -> list[Any]:
+    return [TensorShape([None]), op.inputs[0].shape, TensorShape([None])]
+
+
 @_reg("Transpose")
 def _transpose(op: Any) -> list[Any]:
     s = _in(op)
-    perm = constant_value(op.inputs[1])
+    perm = evaluated_value(op.inputs[1])
     if s.ndims is None:
         return [UNKNOWN if perm is None else TensorShape([None] * len(perm))]
     if perm is None:

@@ -114,6 +114,16 @@ def matrix_set_diag(
     return _out(apply_op("MatrixSetDiagV3", [input, diagonal, k], {"align": align}, name))
 
 
+def tensor_diag(diagonal: Any, name: str | None = None) -> Any:
+    """tf.linalg.tensor_diag / TF1 tf.diag: the raw Diag op (rank k -> rank 2k)."""
+    return _out(apply_op("Diag", [diagonal], {}, name))
+
+
+def tensor_diag_part(input: Any, name: str | None = None) -> Any:
+    """tf.linalg.tensor_diag_part / TF1 tf.diag_part: the raw DiagPart op."""
+    return _out(apply_op("DiagPart", [input], {}, name))
+
+
 def trace(x: Any, name: str | None = None) -> Any:
     with _ops.name_scope(name, "Trace", [x]) as scope:
         x = convert_to_tensor(x, name="x")
@@ -257,6 +267,11 @@ def _diag_v3_shape(op: Any) -> list[Any]:
     return [d.concatenate([d[-1]])]
 
 
+def _tensor_diag_shape(op: Any) -> list[Any]:
+    d = _in(op)
+    return [d if d.ndims is None else d.concatenate(d)]
+
+
 def _same_as_input(op: Any) -> list[Any]:
     return [_in(op)]
 
@@ -275,6 +290,7 @@ for _name in (
     "IFFT3D",
 ):
     shape_fns.SHAPE_FNS.setdefault(_name, _same_as_input)
+shape_fns.SHAPE_FNS.setdefault("Diag", _tensor_diag_shape)
 shape_fns.SHAPE_FNS.setdefault("MatrixDeterminant", _batch_of)
 shape_fns.SHAPE_FNS.setdefault("LogMatrixDeterminant", _slogdet_shape)
 shape_fns.SHAPE_FNS.setdefault("Svd", _svd_shape)

@@ -120,7 +120,13 @@ xdivy = _binary("Xdivy")
 
 
 def abs(x: Any, name: str | None = None) -> Any:
-    return _out(apply_op("Abs", [x], {}, name))
+    """tf.abs: ComplexAbs (with the real dtype out) for complex tensors, as TF's."""
+    with _ops.name_scope(name, "Abs", [x]) as scope:
+        x = convert_to_tensor(x, name="x")
+        if x.dtype.is_complex:
+            tout = x.dtype.real_dtype.as_datatype_enum
+            return _out(apply_op("ComplexAbs", [x], {"Tout": tout}, scope))
+        return _out(apply_op("Abs", [x], {}, scope))
 
 
 def logical_xor(x: Any, y: Any, name: str = "LogicalXor") -> Any:
@@ -254,7 +260,9 @@ def _reducer(op_type: str, default_name: str):
         keep = bool(keepdims if keepdims is not None else (keep_dims or False))
         x = convert_to_tensor(input_tensor)
         axes = _reduction_axes(x, axis) if axis is None else axis
-        if not isinstance(axes, _ops.Tensor):
+        # An empty Python list goes to apply_op as it is: TF converts it as float32 first
+        # and leaves that Const in the graph ("Sum/reduction_indices", then "..._1").
+        if not isinstance(axes, _ops.Tensor) and not (isinstance(axes, (list, tuple)) and not axes):
             axes = np.asarray(axes, dtype=np.int32)
         # A Python axis becomes the op's "<name>/reduction_indices" Const, as in TF.
         out = _out(apply_op(op_type, [x, axes], {"keep_dims": keep}, name))

@@ -8,6 +8,7 @@ are `expensive` (numpy releases the GIL, so the executor may run them on its poo
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import ml_dtypes
@@ -216,17 +217,24 @@ def _lin_space(kc: KernelConstruction) -> Callable:
 # ---------------------------------------------------------------------------------------
 
 
-def _scan(ufunc: np.ufunc, identity: int) -> Callable[[KernelConstruction], Callable]:
+def _scan(ufunc: np.ufunc, identity: float) -> Callable[[KernelConstruction], Callable]:
     def factory(kc: KernelConstruction) -> Callable:
         exclusive = bool(kc.attrs.get("exclusive", False))
         reverse = bool(kc.attrs.get("reverse", False))
 
         def compute(ctx, inputs: list) -> list:
             x = np.asarray(inputs[0])
-            axis = _scalar(inputs[1], "axis").item()
-            if not -x.ndim <= axis < x.ndim:
+            axis_t = np.asarray(inputs[1])
+            if axis_t.ndim != 0:
                 raise InvalidArgumentError(
-                    f"ScanOp: Expected scan axis in the range [{-x.ndim}, {x.ndim}), but got {axis}"
+                    f"ScanOp: axis must be a scalar, not {mu.shape_str(axis_t.shape)}"
+                )
+            axis = axis_t.item()
+            if not -x.ndim <= axis < x.ndim:
+                # TF reports a negative axis after adding the rank (-4 of 3 dims: "got -1").
+                got = axis + x.ndim if axis < 0 else axis
+                raise InvalidArgumentError(
+                    f"ScanOp: Expected scan axis in the range [{-x.ndim}, {x.ndim}), but got {got}"
                 )
             v = mu.upcast(x)
             if reverse:
@@ -312,9 +320,7 @@ def _matmul(kc: KernelConstruction) -> Callable:
 def _product(a: np.ndarray, b: np.ndarray, ta: bool, tb: bool, out: np.dtype) -> np.ndarray:
     """MatMul's product in the compute type, as dtype `out`."""
     if tb and not ta and _flip_transposed_b(a, b):
-        # (b a^T)^T: the same products, summed in the order the kernel sums b's rows;
-        # bit for bit a @ b^T on OpenBLAS's SkylakeX kernels, not on its Haswell ones
-        # (there the last bits may differ, as between any two BLAS kernels).
+        # (b a^T)^T: the same products and sums as a @ b^T on this BLAS (_flip_is_exact).
         return mu.as_type(np.ascontiguousarray(np.matmul(b, a.T).T), out)
     am, bm = (a.T if ta else a), (b.T if tb else b)
     return mu.as_type(parallel_matmul(mu.upcast(am), mu.upcast(bm)), out)
@@ -324,7 +330,8 @@ def _flip_transposed_b(a: np.ndarray, b: np.ndarray) -> bool:
     """Whether a @ b^T is better computed as (b @ a^T)^T: for a few rows of `a` (an RNN's
     batch) and a wide inner dimension, OpenBLAS's SkylakeX kernels take about 0.5-0.7x
     the time that way (measured over m <= 64, 128 <= n <= k: e.g. the LSTM step's
-    [32, 512] x [256, 512]^T, 163 us against 107 us); outside that range it was slower."""
+    [32, 512] x [256, 512]^T, 163 us against 107 us); outside that range it was slower.
+    Only where the flip gives a @ b^T's bits (_flip_is_exact)."""
     m, k = a.shape
     n = b.shape[0]
     return (
@@ -333,7 +340,25 @@ def _flip_transposed_b(a: np.ndarray, b: np.ndarray) -> bool:
         and a.dtype == b.dtype
         and a.dtype.char in "fd"
         and m * k * n < _PARALLEL_MATMUL_FLOPS
+        and _flip_is_exact()
     )
+
+
+@functools.cache
+def _flip_is_exact() -> bool:
+    """Whether this process's BLAS computes (b @ a^T)^T bit for bit as a @ b^T. OpenBLAS's
+    SkylakeX kernels do (it sums each output in the same order either way); its Haswell
+    kernels, which it picks on CPUs without AVX-512, differ in the last bits. The kernel
+    set is chosen once per process, so one probe of each dtype over the flip's shapes
+    decides it for the process."""
+    rng = np.random.default_rng(0)
+    for dtype in (np.float32, np.float64):
+        for m, k, n in ((32, 512, 256), (8, 256, 128), (64, 1024, 1024)):
+            a = rng.standard_normal((m, k)).astype(dtype)
+            b = rng.standard_normal((n, k)).astype(dtype)
+            if not np.array_equal(np.matmul(b, a.T).T, np.matmul(a, b.T)):
+                return False
+    return True
 
 
 # A MatMul of at least this many multiply-adds is split by rows over the compute pool

@@ -1,7 +1,8 @@
 """Ops (executor stage): the SparseTensor kernels TF1 programs use (tf.sparse.*): a sparse
 tensor travels as three tensors, indices [N, rank] int64, values [N] and dense_shape [rank].
 SparseTensorDenseMatMul, SparseTensorDenseAdd, SparseReorder, SparseAdd,
-SparseFillEmptyRows and SparseDenseCwise{Add,Mul,Div} (SparseToDense: sparse_to_dense_ops). Stateless numpy kernels, safe from
+SparseFillEmptyRows and SparseDenseCwise{Add,Mul,Div} (SparseToDense is in
+sparse_to_dense_ops). Stateless numpy kernels, safe from
 any thread.
 
 Values equal TensorFlow's bit for bit: products and sums accumulate in the value dtype, one

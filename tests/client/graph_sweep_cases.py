@@ -198,6 +198,9 @@ GRADIENT_CASES = {
     "Cholesky": _grad(lambda api, x: api.cholesky(x), (2, 3, 3)),
     "Cholesky_2d": _grad(lambda api, x: api.linalg.cholesky(x), (3, 3)),
     "Cross": _grad(lambda api, x, y: api.cross(x, y), n_inputs=2),
+    "CumulativeLogsumexp": _grad(
+        lambda api, x: api.math.cumulative_logsumexp(x, axis=1, exclusive=True)
+    ),
     "Cumsum": _grad(lambda api, x: api.cumsum(x, axis=1)),
     "Div": _grad(lambda api, x, y: api.div(x, y), n_inputs=2),
     "DivNoNan": _grad(lambda api, x, y: api.div_no_nan(x, y), n_inputs=2),
@@ -295,7 +298,12 @@ GRADIENT_CASES = {
         lambda api, x: api.placeholder_with_default(x, [2, 3]) * 2.0,
         lambda api: (api.constant(np.ones([2, 3], np.float32)),),
     ),
+    "NextAfter": _grad(lambda api, x, y: api.math.nextafter(x, y[:1]), n_inputs=2),
+    "Diag": _grad(lambda api, x: api.linalg.tensor_diag(x)),
+    "DiagPart": _grad(lambda api, x: api.diag_part(x), (2, 3, 2, 3)),
     "Pow": _grad(lambda api, x, y: api.pow(x, y), n_inputs=2),
+    # A scalar exponent against size-1 dims: the reduction axes are an empty list.
+    "Pow_size_one": _grad(lambda api, x: api.pow(x, 0.5), (1, 1)),
     "Prod": _grad(lambda api, x: api.reduce_prod(x, axis=1)),
     "Prod_all": _grad(lambda api, x: api.reduce_prod(x)),
     "ReadVariableOp": lambda api: api.gradients(
@@ -319,6 +327,7 @@ GRADIENT_CASES = {
     ),
     "ReverseSequence": _grad(lambda api, x: api.reverse_sequence(x, [1, 3], 1, 0)),
     "ReverseV2": _grad(lambda api, x: api.reverse(x, [1])),
+    "Roll": _grad(lambda api, x: api.roll(x, [1, -2], [0, 1])),
     "Rsqrt": _grad(lambda api, x: api.rsqrt(x)),
     "SelectV2": _grad(lambda api, x, y: api.where_v2(x > y, x, y), n_inputs=2),
     "Select": _grad(lambda api, x, y: api.where(x > y, x, y), n_inputs=2),
@@ -431,6 +440,12 @@ def _fill_likes(api):
     api.ones([2, 2], name="o")
 
 
+def _cumulative_logsumexp(api):
+    x = _x(api)
+    api.math.cumulative_logsumexp([1.0, 2.0], name="from_list")
+    api.gradients(api.math.cumulative_logsumexp(x, 0, reverse=True), x)
+
+
 ARRAY_CASES = {
     "empty_list_shapes": lambda api: (
         api.reshape(_x(api, (1,)), []),
@@ -453,7 +468,42 @@ ARRAY_CASES = {
         api.signal.fft(_x(api, (4,), "c", api.complex64)),
         api.spectral.ifft2d(_x(api, (2, 4), "c", api.complex64)),
     ),
+    "complex_abs": lambda api: (
+        api.abs(_x(api, (2, 3), "c", api.complex64)),
+        api.reduce_sum(api.abs(_x(api, (2, 3), "z", api.complex128))),
+    ),
+    "norm": lambda api: (
+        api.norm(_x(api, (2, 3, 4))),
+        api.norm(_x(api, (2, 3, 4)), ord=1, axis=1, keepdims=True),
+        api.norm(_x(api, (2, 3, 4)), ord=np.inf, axis=-1),
+        api.norm(_x(api, (2, 3, 4)), ord=3, axis=0, name="p3"),
+        api.linalg.norm(_x(api, (2, 3, 4)), ord="fro", axis=[1, 2]),
+        api.linalg.norm(_x(api, (2, 3, 4)), ord=1, axis=(-2, -1)),
+        api.norm(_x(api, (3, 4)), ord=np.inf, axis=(0, 1), keep_dims=True),
+        api.norm(_x(api, (4,), "c", api.complex64)),
+        api.norm(_x(api, (4,), "c", api.complex64), ord=1),
+    ),
+    "tensor_diag": lambda api: (
+        api.diag(_x(api, (2, 3))),
+        api.linalg.tensor_diag_part(_x(api, (2, 3, 2, 3), "y"), name="dp"),
+        api.diag(_x(api, (None, 2), "u")),
+    ),
+    "reduce_empty_axes": lambda api: (
+        api.reduce_sum(_x(api), []),
+        api.reduce_max(_x(api), ()),
+    ),
     "split": lambda api: (api.split(_x(api), 3, axis=1), api.split(_x(api), [1, 2], 1)),
+    "searchsorted": lambda api: (
+        api.searchsorted([[1.0, 2.0, 3.0]], _x(api, (None, 2)), side="right"),
+        api.searchsorted(_x(api, (2, 3), "s"), [[0.5], [2.5]], out_type=api.int64),
+    ),
+    "unravel_index": lambda api: api.unravel_index([1, 5], [2, 4]),
+    "unique_with_counts": lambda api: (
+        api.unique_with_counts([1, 1, 2], out_idx=api.int64),
+        api.unique_with_counts(_x(api, (None,))).count + 1,
+    ),
+    "cumulative_logsumexp": _cumulative_logsumexp,
+    "manip_roll": lambda api: api.manip.roll(_x(api, (None, 3)), 1, 0),
 }
 
 
@@ -756,6 +806,30 @@ def _sparse_to_dense(api):
     api.sparse.matmul(sp, _x(api, (2, 4), "b"), name="product")
 
 
+def _confusion_matrix(**kwargs):
+    def build(api):
+        labels = api.placeholder(api.int32, [None], name="labels")
+        preds = api.placeholder(api.int64, [None], name="preds")
+        if "weights" in kwargs:
+            kwargs["weights"] = api.placeholder(api.float32, [None], name="w")
+        api.confusion_matrix(labels, preds, **kwargs)
+        api.math.confusion_matrix(labels, preds, dtype=api.float32)
+
+    return build
+
+
+def _tensordot(a_shape, b_shape, axes):
+    """tf.tensordot of two placeholders (None dims, None shape = unknown rank), and the
+    gradient of its sum with respect to both."""
+
+    def build(api):
+        a = api.placeholder(api.float32, a_shape, name="a")
+        b = api.placeholder(api.float32, b_shape, name="b")
+        api.gradients(api.tensordot(a, b, axes), [a, b])
+
+    return build
+
+
 MISC_CASES = {
     "asserts": _asserts,
     "sparse_to_dense": _sparse_to_dense,
@@ -770,4 +844,12 @@ MISC_CASES = {
     "image_adjust_brightness": _image_case(lambda api, x: api.image.adjust_brightness(x, 0.1)),
     "image_adjust_contrast": _image_case(lambda api, x: api.image.adjust_contrast(x, 1.5)),
     "image_rgb_to_grayscale": _image_case(lambda api, x: api.image.rgb_to_grayscale(x)),
+    "confusion_matrix": _confusion_matrix(),
+    "confusion_matrix_num_classes_weights": _confusion_matrix(num_classes=4, weights=True),
+    "tensordot_static": _tensordot([2, 3, 4], [4, 3, 5], [[1, 2], [1, 0]]),
+    "tensordot_matmul": _tensordot([2, 3], [3, 4], 1),
+    "tensordot_outer": _tensordot([2], [3], 0),
+    "tensordot_unknown_batch": _tensordot([None, 3, 4], [4, 5], [[2], [0]]),
+    "tensordot_unknown_rank": _tensordot(None, [4, 5], [[-1], [0]]),
+    "tensordot_unknown_rank_int_axes": _tensordot(None, [4, 5], 1),
 }

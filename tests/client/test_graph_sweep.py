@@ -139,11 +139,6 @@ KNOWN_DIFFERENCES: dict[str, str] = {
         "function reads only constant indices (with fed ids, TF 2.21's Reshape gradient "
         "differs instead: a -1 wildcard where the client takes the dynamic Shape)"
     ),
-    "grad_SoftmaxCrossEntropyWithLogits_axis0": (
-        "TF's C++ shape inference leaves the Transpose by a computed perm (Range and ConcatV2 "
-        "moving the class axis last) without static dims; the client evaluates that perm, "
-        "knows the shape, and its later Shape nodes are Consts (values equal)"
-    ),
     "layer_dense_default_initializer": (
         "tf_keras' default kernel initializer is a Keras GlorotUniform drawing its seed "
         "from Python's random module (StatelessRandomUniformV2 with that seed); the client "

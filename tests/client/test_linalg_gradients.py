@@ -32,6 +32,10 @@ CASES = {
     "diag_part": lambda api, a, b: api.matrix_diag_part(a),
     "diag": lambda api, a, b: api.matrix_diag(b[..., 0]),
     "trace": lambda api, a, b: api.trace(a),
+    "tensor_diag": lambda api, a, b: api.linalg.tensor_diag(b),
+    "tensor_diag_part": lambda api, a, b: api.diag_part(
+        api.reshape(api.tile(a, [2, 1, 1]), [3, 2, 3, 2])
+    ),
     "cross": lambda api, a, b: api.cross(a, b[..., :1] * a),
 }
 

@@ -1,7 +1,7 @@
 """Integration, linear algebra through a real cluster: closed-form linear regression
 (normal equations by matrix_inverse and by cholesky_solve) and a Gaussian-process log
 likelihood with its gradient (MatrixSolve, LogMatrixDeterminant and their gradients),
-plus the other linalg and FFT kernels, built once by TensorFlow's own client
+plus the other linalg and FFT kernels tf.norm (ComplexAbs for complex input) and tf.diag/diag_part, built once by TensorFlow's own client
 (tf.compat.v1.Session against OUR master, processes started through the CLIs) and once
 by ours; both compared with TensorFlow's local session."""
 
@@ -57,6 +57,11 @@ def _build(api):
         api.matrix_set_diag(spd, api.matrix_diag_part(spd) * 2.0),
         api.cross(api.constant(SPD[..., 0]), api.constant(SPD[..., 1])),
         api.signal.fft(api.constant(SIGNAL)),
+        api.norm(spd, ord=1, axis=(1, 2)),
+        api.norm(x, axis=0, keepdims=True),
+        api.norm(api.constant(SIGNAL), ord=np.inf),
+        api.diag_part(api.diag(api.constant(SIGNAL))),
+        api.linalg.tensor_diag(api.trace(spd)),
     ]
     feeds = {x: X, y: Y, ls: 0.7}
     return feeds, [w_inverse, w_cholesky, loglik, dls, *others]

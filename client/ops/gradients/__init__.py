@@ -12,6 +12,7 @@ from client.ops.gradients import (  # noqa: F401  (imported for their registrati
     data_flow_grad,
     image_grad,
     linalg_grad,
+    manip_grad,
     math_grad,
     nn_grad,
     segment_grad,

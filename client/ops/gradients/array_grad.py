@@ -49,8 +49,17 @@ def _reshape_to_input(op: Any, grad: Any) -> Any:
 
 
 @RegisterGradient("Reshape")
-@RegisterGradient("ExpandDims")
 def _reshape_grad(op: Any, grad: Any) -> Any:
+    """TF's _ReshapeGrad: an input shape with exactly one unknown dim (and no zero dim)
+    becomes a constant shape with a -1 wildcard, sparing a data dependency on Shape."""
+    dims = op.inputs[0].shape.as_list() if op.inputs[0].shape.ndims is not None else None
+    if dims is not None and dims.count(None) == 1 and 0 not in dims:
+        return [array_ops.reshape(grad, [-1 if d is None else d for d in dims]), None]
+    return [_reshape_to_input(op, grad), None]
+
+
+@RegisterGradient("ExpandDims")
+def _expand_dims_grad(op: Any, grad: Any) -> Any:
     return [_reshape_to_input(op, grad), None]
 
 

@@ -1,7 +1,7 @@
 """Client, gradients: linear algebra ops (TensorFlow's linalg_grad.py, and the matrix
 band/diagonal and Cross rules of its array_grad.py and math_grad.py): MatrixInverse,
 MatrixDeterminant, LogMatrixDeterminant, MatrixSolve, MatrixTriangularSolve,
-MatrixBandPart, MatrixDiagV3, MatrixDiagPartV3, Cross, built as TF builds them."""
+MatrixBandPart, MatrixDiagV3, MatrixDiagPartV3, Diag, DiagPart, Cross, built as TF builds them."""
 
 from __future__ import annotations
 
@@ -117,6 +117,16 @@ def _matrix_diag_part_v3_grad(op: Any, grad: Any) -> Any:
         return diag, None, None
     zeros = array_ops.zeros_like(op.inputs[0])
     return linalg_ops.matrix_set_diag(zeros, grad, k=op.inputs[1], align=align), None, None
+
+
+@RegisterGradient("Diag")
+def _diag_grad(op: Any, grad: Any) -> Any:
+    return linalg_ops.tensor_diag_part(grad)
+
+
+@RegisterGradient("DiagPart")
+def _diag_part_grad(op: Any, grad: Any) -> Any:
+    return linalg_ops.tensor_diag(grad)
 
 
 @RegisterGradient("Cross")
