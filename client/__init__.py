@@ -594,3 +594,16 @@ from client.ops.tensordot import tensordot  # noqa: E402, F401
 
 linalg.tensordot = tensordot
 from client.ops.edit_distance import edit_distance  # noqa: E402, F401
+
+# isort: split
+# Lookup tables: tf.lookup (compat.v1's names) and tf.initialize_all_tables.
+from client.ops import lookup_ops as _lookup_ops  # noqa: E402
+from client.ops.lookup_ops import initialize_all_tables  # noqa: E402, F401
+
+lookup = _NS(
+    StaticHashTable=_lookup_ops.StaticHashTable,
+    KeyValueTensorInitializer=_lookup_ops.KeyValueTensorInitializer,
+    StaticVocabularyTable=_lookup_ops.StaticVocabularyTable,
+    experimental=_NS(MutableHashTable=_lookup_ops.MutableHashTable),
+)
+initializers.tables_initializer = tables_initializer

@@ -746,6 +746,7 @@ class GraphKeys:
     INIT_OP = "init_op"
     LOCAL_INIT_OP = "local_init_op"
     SUMMARY_OP = "summary_op"
+    TABLE_INITIALIZERS = "table_initializer"
 
 
 _tensor_conversion_functions: list[tuple[type, Callable[..., Any]]] = []

@@ -869,6 +869,12 @@ def strided_slice_index(
     return tuple(index)
 
 
+@_reg("Where")
+def _where_shape(op: Any) -> list[TensorShape]:
+    # One row of coordinates per true element, as TF's: [?, rank of the condition].
+    return [TensorShape([None, _in(op).ndims])]
+
+
 @_reg("GatherNd")
 def _gather_nd(op: Any) -> list[Any]:
     """TF's GatherNdShape: indices.shape[:-1] + params.shape[indices.shape[-1]:]."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from client.framework import dtypes
+from client.framework import dtypes, shape_fns
 from client.framework import ops as _ops
 from client.framework.op_builder import apply_op, convert_to_tensor
 from client.framework.sparse_tensor import SparseTensor
@@ -119,3 +119,11 @@ def strings_split(
         sep = convert_to_tensor("" if sep is None else sep, dtype=dtypes.string)
         source = convert_to_tensor(source, dtype=dtypes.string)
         return _sparse(apply_op("StringSplitV2", [source, sep], {"maxsplit": maxsplit}))
+
+
+# -- static shapes ------------------------------------------------------------------------------
+@shape_fns._reg(
+    "AsString", "StringToHashBucket", "StringToHashBucketFast", "StringToHashBucketStrong"
+)
+def _unchanged_shape(op: Any) -> list[Any]:
+    return [op.inputs[0].shape]  # TF's UnchangedShape

@@ -151,3 +151,74 @@ def test_our_client_trains_through_sparse_tensor_dense_matmul(shared_cluster):
     assert ours[-1] < 0.5 * ours[0]
     np.testing.assert_array_equal(ours_dense, their_dense)
     assert their_dense[4, VOCAB.index("good")] == 2
+
+
+OOV_BUCKETS = 2
+
+
+def _vocab_model(api, dev, counts_name: str):
+    """Bag of words over a StaticVocabularyTable (out-of-vocabulary tokens hashed into
+    OOV_BUCKETS extra ids) on the ps, with a MutableHashTable counting ids there; the same
+    code builds with `client` and tf.compat.v1."""
+    width = len(VOCAB) + OOV_BUCKETS
+    with dev(PS):
+        table = api.lookup.StaticVocabularyTable(
+            api.lookup.KeyValueTensorInitializer(
+                VOCAB, list(range(len(VOCAB))), api.string, api.int64
+            ),
+            num_oov_buckets=OOV_BUCKETS,
+        )
+        # A name per run: a MutableHashTable is shared by node name on the server and
+        # outlives the session, so runs on one cluster must not meet their counts.
+        counts = api.lookup.experimental.MutableHashTable(
+            api.int64, api.int64, default_value=0, name=counts_name
+        )
+        w = api.get_variable("w", [width, 2], initializer=api.zeros_initializer())
+    with dev(W0):
+        tokens = api.placeholder(api.string, [None, None], name="tokens")
+        labels = api.placeholder(api.int32, [None], name="labels")
+        where = api.where(api.not_equal(tokens, ""))
+        ids = table.lookup(api.gather_nd(tokens, where))
+        sp = api.SparseTensor(
+            api.stack([where[:, 0], ids], axis=1),
+            api.ones_like(ids, api.float32),
+            api.stack([api.shape(tokens, out_type=api.int64)[0], width]),
+        )
+        logits = api.sparse_tensor_dense_matmul(sp, w)
+        loss = api.reduce_mean(
+            api.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)
+        )
+        train = api.train.GradientDescentOptimizer(1.0).minimize(loss)
+        count = counts.insert(ids, counts.lookup(ids) + 1)
+    return (tokens, labels), loss, train, count, counts, table
+
+
+def _train_vocab(api, target: str, dev, counts_name: str = "id_counts"):
+    g = api.Graph()
+    with g.as_default():
+        (tokens, labels), loss, train, count, counts, table = _vocab_model(api, dev, counts_name)
+        init = [api.global_variables_initializer(), api.tables_initializer()]
+        exported = counts.export()
+        size = table.size()
+    feed = {tokens: _tokens(), labels: LABELS}
+    with api.Session(target, graph=g) as sess:
+        sess.run(init)
+        losses = [float(sess.run([loss, train, count], feed)[0]) for _ in range(STEPS)]
+        keys, values = sess.run(exported)
+        return losses, dict(zip(keys.tolist(), values.tolist())), int(sess.run(size))
+
+
+def test_vocabulary_table_trains_through_our_master_with_both_clients(shared_cluster):
+    import client
+
+    ours = _train_vocab(client, shared_cluster.target, client.device, "ours_counts")
+    theirs = _train_vocab(tf1, shared_cluster.target, tf.device, "their_counts")
+    local = _train_vocab(tf1, "", _no_device)
+
+    for losses, counts, size in (ours, theirs):
+        np.testing.assert_allclose(losses, local[0], rtol=1e-5, atol=1e-6)
+        assert counts == local[1]
+        assert size == local[2] == len(VOCAB) + OOV_BUCKETS
+    assert ours[0][-1] < 0.5 * ours[0][0]
+    # "unknown" is the one out-of-vocabulary token: its bucket id follows the vocabulary.
+    assert len(VOCAB) <= max(ours[1]) < len(VOCAB) + OOV_BUCKETS
