@@ -17,6 +17,8 @@ from typing import Any
 
 from client.framework import dtypes
 from client.framework import ops as _ops
+from client.framework.nest import flatten as _flatten
+from client.framework.nest import pack_sequence_as as _pack_as
 from client.framework.op_builder import apply_op, convert_to_tensor
 from client.ops import array_ops
 
@@ -117,30 +119,6 @@ def switch(data: Any, pred: Any, name: str | None = None) -> builtins.tuple[Any,
 def merge(inputs: Any, name: str | None = None) -> builtins.tuple[Any, Any]:
     op = apply_op("Merge", [list(inputs)], {}, name)
     return op.outputs[0], op.outputs[1]
-
-
-def _flatten(x: Any) -> list[Any]:
-    if isinstance(x, dict):
-        return [y for k in sorted(x) for y in _flatten(x[k])]
-    if isinstance(x, (list, builtins.tuple)) and not isinstance(x, _ops.Tensor):
-        return [y for v in x for y in _flatten(v)]
-    return [x]
-
-
-def _pack_as(structure: Any, flat: list[Any]) -> Any:
-    it = iter(flat)
-
-    def build(s: Any) -> Any:
-        if isinstance(s, dict):
-            return type(s)((k, build(s[k])) for k in sorted(s))
-        if isinstance(s, (list, builtins.tuple)) and not isinstance(s, _ops.Tensor):
-            items = [build(v) for v in s]
-            if hasattr(s, "_fields"):
-                return type(s)(*items)
-            return type(s)(items)
-        return next(it)
-
-    return build(structure)
 
 
 # -- contexts -------------------------------------------------------------------------------

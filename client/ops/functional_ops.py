@@ -10,40 +10,16 @@ from typing import Any
 
 from client.framework import dtypes
 from client.framework import ops as _ops
+from client.framework.nest import flatten as _flatten
+from client.framework.nest import is_nested as _is_nested
+from client.framework.nest import pack_sequence_as as _pack_as
 from client.framework.op_builder import constant, convert_to_tensor
 from client.framework.tensor_shape import TensorShape
 from client.ops import array_ops, control_flow_ops
 from client.ops import variable_scope as vs
 from client.ops.tensor_array_ops import TensorArray
 
-
 # -- nest, as TF's: lists, tuples (namedtuples) and dicts (sorted keys) are structure ------
-def _is_nested(x: Any) -> bool:
-    return isinstance(x, (list, tuple, dict))
-
-
-def _flatten(x: Any) -> list[Any]:
-    if isinstance(x, dict):
-        return [y for k in sorted(x) for y in _flatten(x[k])]
-    if isinstance(x, (list, tuple)):
-        return [y for v in x for y in _flatten(v)]
-    return [x]
-
-
-def _pack_as(structure: Any, flat: list[Any]) -> Any:
-    it = iter(flat)
-
-    def build(s: Any) -> Any:
-        if isinstance(s, dict):
-            built = {k: build(s[k]) for k in sorted(s)}
-            return type(s)((k, built[k]) for k in s)
-        if isinstance(s, tuple) and hasattr(type(s), "_fields"):
-            return type(s)(*[build(v) for v in s])
-        if isinstance(s, (list, tuple)):
-            return type(s)(build(v) for v in s)
-        return next(it)
-
-    return build(structure)
 
 
 def _assert_same_structure(a: Any, b: Any) -> None:

@@ -18,6 +18,8 @@ from typing import Any
 
 from client.framework import dtypes
 from client.framework import ops as _ops
+from client.framework.nest import flatten as _flatten
+from client.framework.nest import pack_sequence_as as _pack_as
 from client.framework.op_builder import apply_op
 from client.ops.variables import Variable
 
@@ -103,30 +105,6 @@ def _generate_placeholder_string(x: str, default_placeholder: str = "{}") -> str
     while placeholder in x:
         placeholder = placeholder + str(rng.randint(0, 9))
     return placeholder
-
-
-def _flatten(x: Any) -> list[Any]:
-    """nest.flatten over lists, tuples and dicts (dicts in sorted key order)."""
-    if isinstance(x, dict):
-        return [y for k in sorted(x) for y in _flatten(x[k])]
-    if isinstance(x, (list, tuple)):
-        return [y for v in x for y in _flatten(v)]
-    return [x]
-
-
-def _pack_as(structure: Any, flat: list[Any]) -> Any:
-    """nest.pack_sequence_as for _flatten's structures."""
-    it = iter(flat)
-
-    def pack(s: Any) -> Any:
-        if isinstance(s, dict):
-            return type(s)((k, pack(s[k])) for k in sorted(s))
-        if isinstance(s, (list, tuple)):
-            items = [pack(v) for v in s]
-            return type(s)(*items) if hasattr(s, "_fields") else type(s)(items)
-        return next(it)
-
-    return pack(structure)
 
 
 def _without_tensors(x: Any) -> Any:

@@ -13,11 +13,13 @@ from typing import Any
 
 from client.framework import dtypes
 from client.framework import ops as _ops
+from client.framework.nest import flatten as _flatten
+from client.framework.nest import pack_sequence_as as _pack_as
 from client.framework.op_builder import apply_op, convert_to_tensor
 from client.framework.tensor_shape import TensorShape
 from client.ops import array_ops, control_flow_ops, math_ops
 from client.ops import variable_scope as vs
-from client.ops.rnn_cell_impl import _concat, _flatten, _pack_as
+from client.ops.rnn_cell_impl import _concat
 from client.ops.tensor_array_ops import TensorArray
 
 

@@ -15,6 +15,8 @@ from typing import Any
 
 from client.framework import dtypes
 from client.framework import ops as _ops
+from client.framework.nest import flatten as _flatten
+from client.framework.nest import pack_sequence_as as _pack_as
 from client.framework.op_builder import constant, convert_to_tensor
 from client.framework.tensor_shape import TensorShape
 from client.layers.base import Layer
@@ -36,26 +38,6 @@ class LSTMStateTuple(collections.namedtuple("LSTMStateTuple", ("c", "h"))):
         if c.dtype != h.dtype:
             raise TypeError(f"Inconsistent internal state: {c.dtype} vs {h.dtype}")
         return c.dtype
-
-
-def _flatten(x: Any) -> list[Any]:
-    if isinstance(x, (list, tuple)):
-        return [y for v in x for y in _flatten(v)]
-    return [x]
-
-
-def _pack_as(structure: Any, flat: list[Any]) -> Any:
-    it = iter(flat)
-
-    def build(s: Any) -> Any:
-        if isinstance(s, (list, tuple)):
-            items = [build(v) for v in s]
-            if hasattr(s, "_fields"):
-                return type(s)(*items)
-            return type(s)(items)
-        return next(it)
-
-    return build(structure)
 
 
 def _map(fn: Any, structure: Any) -> Any:
