@@ -209,7 +209,6 @@ from client.ops.math_ops import (  # noqa: F401
     truediv,
 )
 from client.ops.partitioned_variables import (  # noqa: F401
-    create_partitioned_variables,
     fixed_size_partitioner,
     min_max_variable_partitioner,
     variable_axis_size_partitioner,
@@ -228,6 +227,7 @@ from client.ops.random_ops import (  # noqa: F401
 from client.ops.variable_scope import (  # noqa: F401
     AUTO_REUSE,
     VariableScope,
+    create_partitioned_variables,  # noqa: E402, F401
     get_variable,
     get_variable_scope,
     variable_scope,

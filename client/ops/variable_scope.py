@@ -449,3 +449,37 @@ def variable_scope(
             yield scope
         finally:
             stack.pop()
+
+
+def create_partitioned_variables(
+    shape: Any,
+    slicing: Any,
+    initializer: Any,
+    dtype: Any = dtypes.float32,
+    trainable: bool = True,
+    collections: Any = None,
+    name: str | None = None,
+    reuse: Any = None,
+) -> list[Variable]:
+    """tf.compat.v1.create_partitioned_variables (TF1's older API): the shards of a
+    variable cut by `slicing` as given, named after the variable scope `name` (default
+    "PartitionedVariable"): "<scope>/part_<i>"."""
+    if len(shape) != len(slicing):
+        raise ValueError(
+            "The 'shape' and 'slicing' of a partitioned Variable must have the length: "
+            f"shape: {shape}, slicing: {slicing}"
+        )
+    if len(shape) < 1:
+        raise ValueError(f"A partitioned Variable must have rank at least 1: shape: {shape}")
+    with variable_scope(name, "PartitionedVariable", reuse=reuse) as scope:
+        partitioned = scope._get_partitioned_variable(
+            scope.name,
+            lambda **unused: slicing,
+            shape,
+            dtype,
+            initializer,
+            trainable,
+            collections,
+            None,
+        )
+    return list(partitioned)
