@@ -12,6 +12,9 @@ from common import blas_env
 FULL = "fpu sse2 avx2 fma avx512f avx512cd avx512bw avx512dq avx512vl avx512ifma"
 
 
+ORIGINAL_ENV = dict(os.environ)  # at collection, before any test of this file ran
+
+
 def _cpuinfo(tmp_path, flags: str) -> str:
     path = tmp_path / "cpuinfo"
     path.write_text(
@@ -23,8 +26,13 @@ def _cpuinfo(tmp_path, flags: str) -> str:
 
 @pytest.fixture
 def clean_env(monkeypatch):
+    # setenv first so that monkeypatch restores each variable's state, absence included:
+    # delenv(raising=False) of an absent variable records nothing, and what configure()
+    # then sets (OPENBLAS_CORETYPE=SkylakeX) leaked into every process spawned later in
+    # the run, which on a CPU without AVX-512 died of SIGILL in OpenBLAS.
     for var in (*blas_env.THREAD_VARS, "OPENBLAS_CORETYPE", "FLOWRT_BLAS_CORETYPE"):
-        monkeypatch.delenv(var, raising=False)
+        monkeypatch.setenv(var, "")
+        monkeypatch.delenv(var)
     return monkeypatch
 
 
@@ -73,3 +81,10 @@ def test_keep_switch_and_avx2_machines_leave_the_kernels_to_openblas(tmp_path, c
     clean_env.delenv("FLOWRT_BLAS_CORETYPE")
     assert blas_env.configure(cpuinfo=_cpuinfo(tmp_path, "sse2 avx2")) == {}
     assert "OPENBLAS_CORETYPE" not in os.environ
+
+
+def test_configure_leaves_no_variable_behind_after_the_test():
+    """Runs after the tests above (file order): none of them may leave the BLAS variables
+    they had configure() set in this process's environment."""
+    for var in ("OPENBLAS_CORETYPE", "FLOWRT_BLAS_CORETYPE"):
+        assert os.environ.get(var) == ORIGINAL_ENV.get(var), var
