@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import client
+from common import blas_env
 
 tf = pytest.importorskip("tensorflow")
 tf1 = tf.compat.v1
@@ -149,9 +150,17 @@ def test_seeded_training_gives_tensorflows_losses(shared_cluster, tf_mod):
     for step, (a, b) in enumerate(zip(losses, want_losses)):
         print(f"  step {step:2d}: {a:.6f} {b:.6f}")
     np.testing.assert_allclose(losses, want_losses, rtol=2e-5, atol=1e-6)
-    # What the program prints (six decimals) is TensorFlow's, step for step; the float32
-    # values themselves may differ in the last bits (numpy's GEMM sums in another order).
-    assert [f"{v:.6f}" for v in losses] == [f"{v:.6f}" for v in want_losses]
+    # What the program prints (six decimals) is TensorFlow's, step for step, on hosts with
+    # AVX-512 (OpenBLAS's SkylakeX kernels); the float32 values themselves may differ in the
+    # last bits (numpy's GEMM sums in another order). With OpenBLAS's Haswell kernels one
+    # step of twenty rounded the other way in the sixth decimal (0.750759 against
+    # 0.750760): there the printed losses are compared to within one unit of that digit.
+    printed = [f"{v:.6f}" for v in losses]
+    want_printed = [f"{v:.6f}" for v in want_losses]
+    if blas_env.coretype_for(blas_env.cpu_flags()) == "SkylakeX":
+        assert printed == want_printed
+    else:
+        assert all(abs(float(a) - float(b)) <= 1.5e-6 for a, b in zip(printed, want_printed))
 
 
 def test_stateful_kernels_are_shared_across_registered_graphs(shared_cluster):
