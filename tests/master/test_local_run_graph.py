@@ -5,7 +5,6 @@ kernel error keeps its code and node name on the socket path too."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 
 import grpc
 import numpy as np
@@ -15,13 +14,9 @@ from common.dtypes import DataType
 from common.errors import InvalidArgumentError
 from examples.demo import GraphBuilder
 from master.partition_runner import PartitionRunner
-from master.server import MasterServer
 from rpc import local_rpc
-from rpc.channels import GRPC_OPTIONS
-from rpc.service_paths import master_stub
 from tests.master.conftest import Cluster
 from tests.master.test_master import F32, W0, W1, add_graph, create, run, values, x2
-from worker.server import start_local_cluster
 from worker.worker import Worker
 
 
@@ -155,20 +150,12 @@ def test_a_step_failing_to_send_still_reads_the_answers_already_due(cluster, mon
 
 
 @pytest.fixture
-def shared_cluster(monkeypatch) -> Iterator[Cluster]:
+def shared_cluster(monkeypatch, request) -> Cluster:
     """The master's cluster with every worker task served in the master's process (as
-    `python -m server`'s task hosts the master): share_in_process on."""
+    `python -m server`'s task hosts the master): share_in_process on, then conftest's
+    `cluster` (started and stopped there)."""
     monkeypatch.setattr(local_rpc, "_share_in_process", True)
-    spec, workers = start_local_cluster({"worker": 2, "ps": 1})
-    master = MasterServer(spec, bind_host="127.0.0.1", port=0, rpc_timeout=10.0).start()
-    channel = grpc.insecure_channel(master.address, options=GRPC_OPTIONS)
-    try:
-        yield Cluster(master, workers, master_stub(channel))
-    finally:
-        channel.close()
-        master.stop(0)
-        for w in workers:
-            w.stop(0)
+    return request.getfixturevalue("cluster")
 
 
 def _count_byte_calls(monkeypatch) -> dict[str, int]:
