@@ -248,8 +248,13 @@ def test_an_expensive_kernel_timed_cheap_runs_inline() -> None:
     executor = Executor(_where_graph(), DEVICE)
     first = _ran_on(executor)
     assert first["w1"].startswith("flowrt-compute")  # w2 was ready too: w1 went to the pool
-    w1 = executor.view.names.index("w1")
-    assert executor.view.cost_estimates[w1] < EXPENSIVE_THRESHOLD_S
+    for name in ("w1", "w2"):
+        k = executor.view.names.index(name)
+        assert executor.view.cost_estimates[k] is not None  # the first run was timed
+        # What the clock read depends on the host's load (38 us was seen on a busy CI
+        # machine): a cheap figure stands in for it, and the next run is not re-timed.
+        executor.view.cost_estimates[k] = EXPENSIVE_THRESHOLD_S / 10
+        executor.view.timed_runs[k] = 1
     caller = threading.current_thread().name
     assert _ran_on(executor) == {"w1": caller, "w2": caller}
 
