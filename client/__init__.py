@@ -504,6 +504,7 @@ from client.ops.reader_ops import (  # noqa: E402, F401
     TFRecordReader,
     WholeFileReader,
 )
+from client.ops.script_ops import numpy_function, py_func, py_function  # noqa: E402, F401
 
 gfile = _gfile.v1
 

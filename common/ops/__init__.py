@@ -47,6 +47,7 @@ from common.ops import (  # noqa: F401  (imported for their registrations)
     optional_ops,
     parsing_ops,
     pool_argmax_ops,
+    py_func_ops,
     queue_ops,
     random_binomial_ops,
     random_ops,
