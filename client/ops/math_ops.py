@@ -170,10 +170,10 @@ def cast(x: Any, dtype: Any, name: str | None = None) -> Any:
     dtype = dtypes.as_dtype(dtype)
     if getattr(x, "_is_resource_variable", False) and x.dtype.base_dtype == dtype:
         return x  # as TF: the consumer reads it, under its own scope
-    if hasattr(x, "_as_graph_element") and not isinstance(x, _ops.Tensor):
-        x = convert_to_tensor(x)
     if isinstance(x, _ops.Tensor) and x.dtype.base_dtype == dtype:
         return x
+    # Anything else (a variable of another dtype too) is read under the Cast's own scope
+    # ("Cast/ReadVariableOp"), as TF converts it.
     with _ops.name_scope(name, "Cast", [x]) as scope:
         x = convert_to_tensor(x, name="x")
         if x.dtype.base_dtype == dtype:
@@ -258,7 +258,13 @@ def _reducer(op_type: str, default_name: str):
     ) -> Any:
         axis = reduction_indices if axis is None else axis
         keep = bool(keepdims if keepdims is not None else (keep_dims or False))
-        x = convert_to_tensor(input_tensor)
+        # A variable is read by the reduction's own node, under its scope ("Sum/
+        # ReadVariableOp"), as in TF; anything else is converted here.
+        x = (
+            input_tensor
+            if hasattr(input_tensor, "_as_graph_element")
+            else convert_to_tensor(input_tensor)
+        )
         axes = _reduction_axes(x, axis) if axis is None else axis
         # An empty Python list goes to apply_op as it is: TF converts it as float32 first
         # and leaves that Const in the graph ("Sum/reduction_indices", then "..._1").

@@ -673,6 +673,15 @@ def _metric_case(fn):
     return build
 
 
+def _float_metric_case(fn):
+    def build(api):
+        labels = api.placeholder(api.float32, [4], name="labels")
+        preds = api.placeholder(api.float32, [4], name="preds")
+        fn(api, labels, preds)
+
+    return build
+
+
 METRIC_CASES = {
     "accuracy": _metric_case(lambda api, y, p: api.metrics.accuracy(y, p)),
     "mean": _metric_case(lambda api, y, p: api.metrics.mean(api.cast(p, api.float32))),
@@ -687,6 +696,46 @@ METRIC_CASES = {
         weights=api.placeholder(api.float32, [4], name="weights"),
         num_thresholds=4,
         curve="PR",
+    ),
+    "mean_absolute_error": _float_metric_case(
+        lambda api, y, p: api.metrics.mean_absolute_error(y, p)
+    ),
+    "mean_squared_error_weighted": _float_metric_case(
+        lambda api, y, p: api.metrics.mean_squared_error(y, p, weights=[1.0, 0.0, 2.0, 1.0])
+    ),
+    "root_mean_squared_error": _float_metric_case(
+        lambda api, y, p: api.metrics.root_mean_squared_error(y, p)
+    ),
+    "mean_relative_error": _float_metric_case(
+        lambda api, y, p: api.metrics.mean_relative_error(y, p, normalizer=y)
+    ),
+    "mean_cosine_distance": lambda api: api.metrics.mean_cosine_distance(
+        api.placeholder(api.float32, [4, 3], name="labels"),
+        api.placeholder(api.float32, [4, 3], name="preds"),
+        dim=1,
+    ),
+    "percentage_below": _float_metric_case(lambda api, y, p: api.metrics.percentage_below(p, 0.5)),
+    "mean_tensor": _float_metric_case(lambda api, y, p: api.metrics.mean_tensor(p, weights=y)),
+    "mean_iou": _metric_case(lambda api, y, p: api.metrics.mean_iou(y, p, num_classes=3)),
+    "mean_iou_weighted": _metric_case(
+        lambda api, y, p: api.metrics.mean_iou(y, p, 3, weights=api.constant([1.0, 1.0, 0.0, 2.0]))
+    ),
+    "mean_per_class_accuracy": _metric_case(
+        lambda api, y, p: api.metrics.mean_per_class_accuracy(y, p, num_classes=3)
+    ),
+    "precision_at_thresholds": _float_metric_case(
+        lambda api, y, p: api.metrics.precision_at_thresholds(y, p, [0.25, 0.5, 0.75])
+    ),
+    "recall_at_thresholds_weighted": _float_metric_case(
+        lambda api, y, p: api.metrics.recall_at_thresholds(
+            y, p, [0.5], weights=[1.0, 2.0, 1.0, 1.0]
+        )
+    ),
+    "false_positives_at_thresholds": _float_metric_case(
+        lambda api, y, p: api.metrics.false_positives_at_thresholds(y, p, [0.3, 0.6])
+    ),
+    "true_negatives_at_thresholds": _float_metric_case(
+        lambda api, y, p: api.metrics.true_negatives_at_thresholds(y, p, [0.3, 0.6])
     ),
 }
 
