@@ -12,7 +12,7 @@ import pytest
 
 from common.errors import InvalidArgumentError
 from tests.common.ops import run_kernel
-from tests.common.ops.kernel_harness import assert_same_as_tf, ours_run
+from tests.common.ops.kernel_harness import assert_same_as_tf, op_def_mismatches, ours_run
 from tests.common.ops.signatures import assert_signature_matches_tensorflow
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -30,6 +30,18 @@ LOSS_ATTRS = [
 @pytest.mark.parametrize("op", OPS)
 def test_signature_matches_tensorflow(op: str) -> None:
     assert_signature_matches_tensorflow(op)
+    assert op_def_mismatches(op) == []  # allowed dtypes and statefulness too
+
+
+def test_ctc_loss_v2_has_no_cpu_kernel_as_in_tensorflow() -> None:
+    from client import Graph, Session, constant
+    from client.framework.op_builder import apply_op
+
+    inputs = _loss_inputs(np.zeros((4, 2, 5), np.float32), [[1], [2]], [4, 4])
+    with Graph().as_default() as g:
+        loss = apply_op("CTCLossV2", [constant(v) for v in inputs.values()]).outputs[0]
+        with pytest.raises(InvalidArgumentError, match="No OpKernel was registered"):
+            Session(graph=g).run(loss)
 
 
 def _loss_inputs(x: np.ndarray, labels: list[list[int]], seq_len: list[int]) -> dict:
