@@ -178,10 +178,6 @@ def _sorted(leaves: list[_Entry]) -> list[_Entry]:
     return sorted(leaves, key=lambda e: e.newp.total, reverse=True)
 
 
-def _bottom(leaves: list[_Entry]) -> _Entry:
-    return min(leaves, key=lambda e: e.newp.total)
-
-
 class BeamSearch:
     """CTCBeamSearchDecoder with the default (identity) BaseBeamScorer, for one sequence.
     Probabilities are kept in double precision (TF keeps them in T)."""
@@ -193,6 +189,24 @@ class BeamSearch:
         self.root = _Entry(None, -1)
         self.root.newp.total = self.root.newp.blank = 0.0
         self.leaves: list[_Entry] = [self.root]
+        self._low: _Entry | None = None  # the bottom leaf, None when not known
+
+    def _bottom(self) -> _Entry:
+        """TopN::peek_bottom: the least probable leaf (the first of equals)."""
+        if self._low is None:
+            self._low = min(self.leaves, key=lambda e: e.newp.total)
+        return self._low
+
+    def _push(self, c: _Entry) -> None:
+        """Adds a leaf, evicting the bottom one when the beam is full."""
+        if len(self.leaves) == self.beam_width:
+            bottom = self._bottom()
+            bottom.newp.reset()  # signals it left the beam
+            self.leaves.remove(bottom)
+            self._low = None
+        elif self._low is not None and c.newp.total < self._low.newp.total:
+            self._low = c
+        self.leaves.append(c)
 
     def step(self, logits: np.ndarray) -> None:
         max_coeff = logits.max()
@@ -201,6 +215,7 @@ class BeamSearch:
         raw = [float(v) - norm for v in logits.tolist()]
         branches = _sorted(self.leaves)
         self.leaves = []
+        self._low = None
         for b in branches:
             b.oldp.copy_from(b.newp)
         for b in branches:
@@ -217,25 +232,24 @@ class BeamSearch:
             if not self._is_candidate(b.oldp.total):
                 continue
             for label in range(self.num_classes - 1):
-                c = b.child(label)
-                if c.active():
+                c = b.children.get(label)
+                if c is not None and c.active():
                     continue
-                c.newp.blank = _LOG_ZERO
                 previous = b.oldp.blank if label == b.label else b.oldp.total
-                c.newp.label = c.newp.total = raw[label] + previous
-                if self._is_candidate(c.newp.total):
-                    if len(self.leaves) == self.beam_width:
-                        bottom = _bottom(self.leaves)
-                        bottom.newp.reset()  # signals it left the beam
-                        self.leaves.remove(bottom)
-                    self.leaves.append(c)
-                else:
+                total = raw[label] + previous
+                if self._is_candidate(total):
+                    c = b.child(label)
+                    c.newp.blank = _LOG_ZERO
+                    c.newp.label = c.newp.total = total
+                    self._push(c)
+                elif c is not None:
+                    # TF deactivates the child; one never created is the same as reset
                     c.oldp.reset()
                     c.newp.reset()
 
     def _is_candidate(self, total: float) -> bool:
         return total > _LOG_ZERO and (
-            len(self.leaves) < self.beam_width or total > _bottom(self.leaves).newp.total
+            len(self.leaves) < self.beam_width or total > self._bottom().newp.total
         )
 
     def top_paths(self, n: int, merge_repeated: bool) -> tuple[list[list[int]], list[float]]:

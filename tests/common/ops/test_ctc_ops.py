@@ -232,6 +232,16 @@ def test_random_decodes_match_tensorflow(dtype: type) -> None:
         )
 
 
+@pytest.mark.parametrize("beam_width, top_paths", [(100, 5), (25, 25)])
+def test_wide_beams_over_long_sequences_match_tensorflow(beam_width: int, top_paths: int) -> None:
+    pytest.importorskip("tensorflow")
+    x = np.random.default_rng(8).standard_normal((40, 2, 20)).astype(np.float32)
+    inputs = {"inputs": x, "sequence_length": np.array([40, 33], I32)}
+    _assert_decoded_equal(
+        "CTCBeamSearchDecoder", inputs, {"beam_width": beam_width, "top_paths": top_paths}
+    )
+
+
 def _decoder_error_cases() -> dict[str, tuple[str, dict, dict]]:
     x = np.random.default_rng(0).standard_normal((4, 2, 5)).astype(np.float32)
     sl = np.array([4, 4], I32)
