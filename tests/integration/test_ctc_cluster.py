@@ -87,3 +87,22 @@ def test_ctc_model_through_our_client(shared_cluster, oracle) -> None:
 
 def test_ctc_model_through_tensorflow_client(shared_cluster, oracle) -> None:
     _assert_matches(_program(tf1, shared_cluster.target, placed=True), oracle)
+
+
+@pytest.mark.parametrize("api", [client, tf1], ids=["ours", "tensorflow"])
+def test_sequence_longer_than_logits_is_tensorflows_error_naming_the_node(
+    shared_cluster, api
+) -> None:
+    with api.Graph().as_default() as g, api.device(W1):
+        logits = api.constant(FEATURES[:, :, :C])
+        lengths = api.placeholder(api.int32, [B])
+        loss = api.nn.ctc_loss(
+            api.SparseTensor(IX, VALS, [B, 3]), logits, lengths, time_major=False
+        )
+        with (
+            api.Session(shared_cluster.target, graph=g) as sess,
+            pytest.raises(api.errors.InvalidArgumentError) as info,
+        ):
+            sess.run(loss, {lengths: [9, 6, 4]})
+    assert "sequence_length(0) <= 8" in str(info.value)
+    assert "CTCLoss" in str(info.value)
