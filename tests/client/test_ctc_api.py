@@ -110,3 +110,22 @@ def test_python_errors_match_tensorflow() -> None:
                 api.nn.ctc_greedy_decoder(x[0], seq)
             with pytest.raises(ValueError, match="Dimensions must be equal, but are 3 and 2"):
                 api.nn.ctc_loss(labels, x, api.placeholder(api.int32, [2]))
+
+
+def test_half_logits_and_negative_blank_index_match_tensorflow() -> None:
+    out = []
+    for api in (client, tf1):
+        g = api.Graph()
+        with g.as_default():
+            x = api.placeholder(api.float16, [T, B, C], name="x")
+            labels = api.SparseTensor(IX, VALS, [B, 3])
+            half = api.nn.ctc_loss(labels, logits=x, sequence_length=SEQ)
+            x32 = api.placeholder(api.float32, [T, B, C], name="x32")
+            v2 = api.nn.ctc_loss_v2(labels, x32, None, SEQ, blank_index=-3)
+            with api.Session(graph=g) as sess:
+                values = sess.run([half, v2], {x: X.astype(np.float16), x32: X})
+            out.append((_nodes(g), _shape(half), values))
+    assert out[0][:2] == out[1][:2]
+    for a, b in zip(out[0][2], out[1][2]):
+        assert a.dtype == b.dtype
+        np.testing.assert_allclose(a, b, rtol=2e-5)
