@@ -11,6 +11,8 @@ from common.ops import (  # noqa: F401  (imported for their registrations)
     conv3d_ops,
     conv_ops,
     count_up_to_ops,
+    ctc_decoder_ops,
+    ctc_loss_ops,
     cwise_ops,
     data,
     data_flow_ops,
