@@ -224,3 +224,31 @@ def test_hessians_match_tensorflow():
         return lambda sess: sess.run(h)
 
     _same(build)
+
+
+@pytest.mark.parametrize(
+    "fn,value",
+    [
+        (lambda api, x: api.linalg.sqrtm(x), np.ones((2, 3))),
+        (lambda api, x: _linalg_v2(api).eigvals(x), np.ones((3, 2))),
+        (lambda api, x: api.linalg.logm(api.cast(x, api.complex128)), np.ones((1, 2))),
+    ],
+)
+def test_kernel_errors_name_the_node_as_tensorflow(fn, value):
+    import tensorflow as tf
+
+    import client
+
+    messages = []
+    for api, error in (
+        (client, client.errors.InvalidArgumentError),
+        (tf.compat.v1, tf.errors.InvalidArgumentError),
+    ):
+        with api.Graph().as_default():
+            x = api.placeholder(api.float64, [None, None], name="x")
+            y = fn(api, x)
+            with api.Session() as sess, pytest.raises(error) as info:
+                sess.run(y, {x: value})
+        messages.append(str(info.value))
+    assert "Input matrix must be square." in messages[0]
+    assert y.op.name in messages[0] and y.op.name in messages[1]
