@@ -195,20 +195,34 @@ def _solve_ls_shape(op: Any) -> list[Any]:
     return [m[:-2].merge_with(r[:-2]).concatenate([m[-1], r[-1]])]
 
 
+def _square_input(op: Any) -> TensorShape | None:
+    """TF's square-matrix shape checks (rank >= 2, equal inner dims); None when unknown."""
+    s = op.inputs[0].shape
+    if s.ndims is None:
+        return None
+    if s.ndims < 2:
+        raise shape_fns.ShapeError(f"Shape must be at least rank 2 but is rank {s.ndims}")
+    rows, cols = s[-2], s[-1]
+    if rows is not None and cols is not None and rows != cols:
+        raise shape_fns.ShapeError(f"Dimensions must be equal, but are {rows} and {cols}")
+    return s
+
+
 def _square_same_shape(op: Any) -> list[Any]:
-    return [op.inputs[0].shape]
+    s = _square_input(op)
+    return [TensorShape(None) if s is None else s]
 
 
 def _eig_shape(op: Any) -> list[Any]:
-    s = op.inputs[0].shape
-    if s.ndims is None or s.ndims < 2:
+    s = _square_input(op)
+    if s is None:
         return [TensorShape(None)] * 2
     return [s[:-1], s if op.get_attr("compute_v") else TensorShape([0])]
 
 
 def _lu_shape(op: Any) -> list[Any]:
-    s = op.inputs[0].shape
-    if s.ndims is None or s.ndims < 2:
+    s = _square_input(op)
+    if s is None:
         return [TensorShape(None)] * 2
     return [s, s[:-1]]
 

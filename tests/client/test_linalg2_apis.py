@@ -252,3 +252,25 @@ def test_kernel_errors_name_the_node_as_tensorflow(fn, value):
         messages.append(str(info.value))
     assert "Input matrix must be square." in messages[0]
     assert y.op.name in messages[0] and y.op.name in messages[1]
+
+
+@pytest.mark.parametrize("shape", [[2, 3], [3]])
+@pytest.mark.parametrize("which", ["sqrtm", "eigvals", "lu", "logm"])
+def test_static_shape_errors_match_tensorflow(which, shape):
+    """Square-matrix shape functions refuse a static non-square or rank-1 input at graph
+    building with TF's ValueError message."""
+    import tensorflow as tf
+
+    import client
+
+    messages = []
+    for api in (client, tf.compat.v1):
+        with api.Graph().as_default():
+            x = api.placeholder(api.float32, shape)
+            if which == "logm":
+                x = api.cast(x, api.complex64)
+            fn = _linalg_v2(api).eigvals if which == "eigvals" else getattr(api.linalg, which)
+            with pytest.raises(ValueError) as info:
+                fn(x)
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]
