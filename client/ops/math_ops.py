@@ -221,9 +221,23 @@ def matmul(
         b = convert_to_tensor(b, dtype=a.dtype if not isinstance(b, _ops.Tensor) else None)
         ta, tb = transpose_a or adjoint_a, transpose_b or adjoint_b
         ra, rb = a.shape.ndims, b.shape.ndims
-        if (ra is not None and ra > 2) or (rb is not None and rb > 2):
+        if ra is None or ra > 2 or rb is None or rb > 2:  # TF: unknown rank -> batch
+            # BatchMatMul only adjoints: a transposed complex side is conjugated first.
+            a = _conj(a) if transpose_a else a
+            b = _conj(b) if transpose_b else b
             return _out(apply_op("BatchMatMulV2", [a, b], {"adj_x": ta, "adj_y": tb}, scope))
+        # MatMul only transposes: an adjointed complex side is conjugated first.
+        a = _conj(a) if adjoint_a else a
+        b = _conj(b) if adjoint_b else b
         return _out(apply_op("MatMul", [a, b], {"transpose_a": ta, "transpose_b": tb}, scope))
+
+
+def _conj(x: Any) -> Any:
+    """math_ops.conj as TF's matmul calls it: a Conj node for complex, else x itself."""
+    if not x.dtype.is_complex:
+        return x
+    with _ops.name_scope(None, "Conj", [x]) as scope:
+        return _out(apply_op("Conj", [x], {}, scope))
 
 
 def add_n(inputs: Any, name: str | None = None) -> Any:

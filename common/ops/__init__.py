@@ -33,6 +33,7 @@ from common.ops import (  # noqa: F401  (imported for their registrations)
     image_jpeg_crop_ops,
     image_resize_ops,
     io_ops,
+    linalg_eig_ops,
     linalg_extra_ops,
     linalg_ops,
     linalg_solve_ops,
