@@ -3,6 +3,14 @@ client.ops.image_ops."""
 
 from __future__ import annotations
 
+from client.ops.image_metrics_ops import (  # noqa: F401
+    image_gradients,
+    psnr,
+    sobel_edges,
+    ssim,
+    ssim_multiscale,
+    total_variation,
+)
 from client.ops.image_nms_ops import (  # noqa: F401
     combined_non_max_suppression,
     non_max_suppression,
