@@ -16,10 +16,16 @@ from typing import Any
 from client.framework import dtypes as _dtypes
 from client.framework import ops as _ops
 from client.framework import shape_fns
+from client.framework.gradient_registry import NotDifferentiable
 from client.framework.op_builder import apply_op, convert_to_tensor
 from client.framework.tensor_shape import TensorShape
 
 _NEG_INF = float("-inf")
+
+# As image_ops_impl.py: these three have no gradient; V3 to V5 and Combined have none
+# registered at all (tf.gradients through them raises LookupError).
+for _op_type in ("NonMaxSuppression", "NonMaxSuppressionV2", "NonMaxSuppressionWithOverlaps"):
+    NotDifferentiable(_op_type)
 
 
 # -- shape functions (image_ops.cc's NMSShapeFn, SoftNMSShapeFn, CombinedNMSShapeFn) --------

@@ -143,3 +143,22 @@ def test_ssim_multiscale(size):
         return api.image.ssim_multiscale(x, y, 1.0, power_factors=(0.3, 0.3, 0.4), filter_size=5)
 
     _assert_same(build, {"a": a, "b": b}, v1_control_flow=True)
+
+
+GRADIENT_CASES = {
+    "sobel_edges": lambda api, x, y: api.reduce_sum(api.image.sobel_edges(x * y) ** 2),
+    "total_variation": lambda api, x, y: api.image.total_variation(x * y),
+    "psnr": lambda api, x, y: api.image.psnr(x, y, 1.0),
+    "ssim": lambda api, x, y: api.image.ssim(x, y, 1.0, filter_size=5),
+    "ssim_index_map": lambda api, x, y: api.image.ssim(x, y, 2.0, return_index_map=True),
+}
+
+
+@pytest.mark.parametrize("case", sorted(GRADIENT_CASES))
+def test_gradients_match_tensorflow(case):
+    def build(api):
+        x, y = _img(api, IMG_A, "a"), _img(api, IMG_B, "b")
+        value = GRADIENT_CASES[case](api, x, y)
+        return [value, *api.gradients(api.reduce_sum(value), [x, y])]
+
+    _assert_same(build, {"a": IMG_A, "b": IMG_B}, rtol=1e-4, atol=1e-5)

@@ -145,3 +145,26 @@ def test_shape_errors_at_graph_building(make):
     for api in (client, tf1):
         with api.Graph().as_default(), pytest.raises(ValueError):
             make(api)
+
+
+@pytest.mark.parametrize("version", ["v1", "v3", "soft", "overlaps"])
+def test_gradient_through_selected_boxes(version):
+    """The selected indices carry no gradient (NotDifferentiable or an int output); the
+    boxes gathered with them do, as in TensorFlow."""
+
+    def build(api):
+        b = api.placeholder(api.float32, [30, 4], name="b")
+        s = api.placeholder(api.float32, [30], name="s")
+        if version == "v1":
+            keep = api.image.non_max_suppression(b, s, 10)
+        elif version == "v3":
+            keep = api.image.non_max_suppression(b, s, 10, 0.3, 0.2)
+        elif version == "soft":
+            keep, scores = api.image.non_max_suppression_with_scores(b, s, 10, soft_nms_sigma=0.5)
+        else:
+            keep = api.image.non_max_suppression_overlaps(api.matmul(b, b, transpose_b=True), s, 10)
+        loss = api.reduce_sum(api.gather(b, keep) ** 2) + api.reduce_sum(api.gather(s, keep))
+        return [loss, *(api.convert_to_tensor(g) for g in api.gradients(loss, [b, s]))]
+
+    # Values only: densifying Gather's IndexedSlices gradient names its nodes otherwise.
+    _assert_same(build, {"b": BOXES, "s": SCORES}, graph=False)
