@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from common import memory
 from common.errors import InvalidArgumentError
 from common.ops import math_util as mu
 from common.ops import stl_order
@@ -150,6 +151,7 @@ def _combined(kc: KernelConstruction) -> Callable:
         per_batch = total
         if pad_per_class:
             per_batch = min(total, min(_INT_MAX, per_class * num_classes))
+        memory.check_allocation(kc, [batches, per_batch, 4], np.dtype(F32))
         out = [
             np.zeros((batches, per_batch, 4), F32),
             np.zeros((batches, per_batch), F32),

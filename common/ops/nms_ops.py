@@ -21,6 +21,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from common import memory
 from common.errors import InvalidArgumentError
 from common.ops import math_util as mu
 from common.ops.registry import KernelConstruction, register_kernel, register_op
@@ -221,6 +222,8 @@ def _thresholds(kc: KernelConstruction) -> Callable:
         geo = BoxGeometry(boxes)
         sel, sel_scores = suppress(scores, max_size, iou, score_t, sigma, geo.iou)
         size = int(max_size) if pad else -1
+        if pad:  # the padded outputs' size comes from an input value
+            memory.check_allocation(kc, [size], np.dtype(np.int32))
         out: list = [_padded(sel, size, np.int32)]
         if op == "NonMaxSuppressionV5":
             out.append(_padded(sel_scores, size, scores.dtype))

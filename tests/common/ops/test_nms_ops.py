@@ -268,3 +268,22 @@ def test_stl_sort_and_heap_are_orderings(n):
     for k in keys:
         queue.push(k)
     assert [queue.pop() for _ in range(n)] == sorted(keys, reverse=True)
+
+
+def test_padding_past_the_memory_limit_is_resource_exhausted():
+    from common import memory
+    from common.errors import ResourceExhaustedError
+
+    from .kernel_harness import run
+
+    before = memory.limit()
+    memory.set_limit(1 << 20)
+    try:
+        nms = [GOOD_BOXES, GOOD_SCORES, np.int32(2**30), F(0.5), F(0.0)]
+        with pytest.raises(ResourceExhaustedError, match="OOM when allocating"):
+            run("NonMaxSuppressionV4", nms, {"pad_to_max_output_size": True})
+        combined = [CB, CS, np.int32(2), np.int32(2**28), F(0.5), F(0.0)]
+        with pytest.raises(ResourceExhaustedError, match="OOM when allocating"):
+            run("CombinedNonMaxSuppression", combined)
+    finally:
+        memory.set_limit(before)
