@@ -5,13 +5,15 @@ image_ops_impl.py builds them: the same ops and node names, with TF's shape func
 
 non_max_suppression_padded is the one exception: TF 2.x builds it as a call of a
 tf.function (a tiled, batched NMS in plain ops); here it is the NonMaxSuppressionV4
-kernel, for one image's boxes ([num_boxes, 4]): the same selection and padding, other
-nodes. Graph building; not thread-safe.
+kernel, one per image when the boxes are batched (batch dimensions known while building):
+the same selection and padding, other nodes. Graph building; not thread-safe.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+import numpy as np
 
 from client.framework import dtypes as _dtypes
 from client.framework import ops as _ops
@@ -19,6 +21,7 @@ from client.framework import shape_fns
 from client.framework.gradient_registry import NotDifferentiable
 from client.framework.op_builder import apply_op, convert_to_tensor
 from client.framework.tensor_shape import TensorShape
+from client.ops import array_ops
 
 _NEG_INF = float("-inf")
 
@@ -195,8 +198,8 @@ def non_max_suppression_padded(
     name: str | None = None, sorted_input: bool = False,
     canonicalized_coordinates: bool = False, tile_size: int = 512,
 ) -> tuple[_ops.Tensor, _ops.Tensor]:  # fmt: skip
-    """tf.image.non_max_suppression_padded for one image's boxes: (selected indices,
-    padded with zeros to max_output_size when asked, and the number of valid ones).
+    """tf.image.non_max_suppression_padded: (selected indices, padded with zeros to
+    max_output_size when asked or batched, and the number of valid ones per image).
     sorted_input, canonicalized_coordinates and tile_size only tune TF's batched
     implementation; the selection does not depend on them."""
     del sorted_input, canonicalized_coordinates, tile_size
@@ -208,19 +211,44 @@ def non_max_suppression_padded(
                 f"'pad_to_max_output_size' (value {pad_to_max_output_size}) must be True for "
                 "batched input"
             )
-        if rank is not None and rank > 2:
-            raise NotImplementedError(
-                "non_max_suppression_padded: batched boxes (rank > 2) are not supported; "
-                "use combined_non_max_suppression or one image's [num_boxes, 4] boxes"
-            )
         iou = convert_to_tensor(iou_threshold, dtype=_dtypes.float32, name="iou_threshold")
         score = convert_to_tensor(score_threshold, dtype=_dtypes.float32, name="score_threshold")
-        op = apply_op(
-            "NonMaxSuppressionV4",
-            [boxes, scores, max_output_size, iou, score],
-            {"pad_to_max_output_size": pad_to_max_output_size},
+        attrs = {"pad_to_max_output_size": pad_to_max_output_size}
+        if rank is None or rank <= 2:
+            op = apply_op(
+                "NonMaxSuppressionV4", [boxes, scores, max_output_size, iou, score], attrs
+            )
+            return op.outputs[0], op.outputs[1]
+        return _padded_batch(boxes, scores, max_output_size, iou, score)
+
+
+def _padded_batch(boxes: Any, scores: Any, max_output_size: Any, iou: Any,
+                  score: Any) -> tuple[_ops.Tensor, _ops.Tensor]:  # fmt: skip
+    """Batched boxes [..., num_boxes, 4]: one padded V4 per image (the batch dimensions
+    must be known while building the graph), restacked to [..., max_output_size] and
+    [...]."""
+    batch_dims = boxes.shape.as_list()[:-2]
+    if any(d is None for d in batch_dims):
+        raise NotImplementedError(
+            "non_max_suppression_padded: batched boxes need known batch dimensions here, "
+            f"got shape {boxes.shape}"
         )
-        return op.outputs[0], op.outputs[1]
+    count = int(np.prod(batch_dims))
+    flat_boxes = array_ops.reshape(
+        boxes, array_ops.concat([[count], array_ops.shape(boxes)[-2:]], 0)
+    )
+    flat_scores = array_ops.reshape(
+        scores, array_ops.concat([[count], array_ops.shape(scores)[-1:]], 0)
+    )
+    attrs = {"pad_to_max_output_size": True}
+    selected, valid = [], []
+    for b, s in zip(array_ops.unstack(flat_boxes, count), array_ops.unstack(flat_scores, count)):
+        op = apply_op("NonMaxSuppressionV4", [b, s, max_output_size, iou, score], attrs)
+        selected.append(op.outputs[0])
+        valid.append(op.outputs[1])
+    out_shape = array_ops.concat([batch_dims, array_ops.expand_dims(max_output_size, 0)], 0)
+    idx = array_ops.reshape(array_ops.stack(selected), out_shape)
+    return idx, array_ops.reshape(array_ops.stack(valid), batch_dims)
 
 
 __all__ = [

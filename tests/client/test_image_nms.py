@@ -168,3 +168,19 @@ def test_gradient_through_selected_boxes(version):
 
     # Values only: densifying Gather's IndexedSlices gradient names its nodes otherwise.
     _assert_same(build, {"b": BOXES, "s": SCORES}, graph=False)
+
+
+@pytest.mark.parametrize("batch", [(2,), (2, 3)])
+def test_non_max_suppression_padded_batched_values(batch):
+    rng = np.random.default_rng(len(batch))
+    corner = rng.random((*batch, 30, 2)) * 0.8
+    boxes = np.concatenate([corner, corner + rng.random((*batch, 30, 2)) * 0.4], -1)
+    scores = rng.integers(0, 6, (*batch, 30)) / 6
+
+    def build(api):
+        b = api.constant(boxes.astype(np.float32))
+        s = api.constant(scores.astype(np.float32))
+        return api.image.non_max_suppression_padded(b, s, 12, 0.4, 0.2, pad_to_max_output_size=True)
+
+    idx, valid = _assert_same(build, graph=False)
+    assert idx.shape == (*batch, 12) and valid.shape == batch
