@@ -10,7 +10,7 @@ import pytest
 
 from common.ops import stl_order
 
-from .kernel_harness import assert_same_as_tf
+from .kernel_harness import assert_same_as_tf, op_def_mismatches
 from .signatures import assert_signature_matches_tensorflow, module_ops
 
 tf = pytest.importorskip("tensorflow")
@@ -32,6 +32,7 @@ def test_module_registers_the_family():
 @pytest.mark.parametrize("name", MY_OPS)
 def test_signature_matches_tensorflow(name):
     assert_signature_matches_tensorflow(name)
+    assert op_def_mismatches(name) == []  # allowed types and statefulness too
 
 
 def _boxes(seed: int, n: int, *, grid: bool = False) -> tuple[np.ndarray, np.ndarray]:
