@@ -62,16 +62,18 @@ class BoxGeometry:
         self.ymin, self.ymax = _mini(b[:, 0], b[:, 2]), _maxi(b[:, 0], b[:, 2])
         self.xmin, self.xmax = _mini(b[:, 1], b[:, 3]), _maxi(b[:, 1], b[:, 3])
         self.area = (self.ymax - self.ymin) * (self.xmax - self.xmin)
+        # Without NaN or infinity numpy's minimum/maximum are std::min/max (up to the sign
+        # of a zero, which no comparison or square sees), and much cheaper than where().
+        finite = bool(np.isfinite(b).all())
+        self._min: Callable = np.minimum if finite else _mini
+        self._max: Callable = np.maximum if finite else _maxi
 
     def iou(self, i: int, js: np.ndarray) -> np.ndarray:
         """IoU of box i with each box of js (float32, TF's operation order)."""
+        lo, hi = self._min, self._max
         with np.errstate(invalid="ignore", divide="ignore"):
-            ih = _maxi(
-                _mini(self.ymax[i], self.ymax[js]) - _maxi(self.ymin[i], self.ymin[js]), F32(0)
-            )
-            iw = _maxi(
-                _mini(self.xmax[i], self.xmax[js]) - _maxi(self.xmin[i], self.xmin[js]), F32(0)
-            )
+            ih = hi(lo(self.ymax[i], self.ymax[js]) - hi(self.ymin[i], self.ymin[js]), F32(0))
+            iw = hi(lo(self.xmax[i], self.xmax[js]) - hi(self.xmin[i], self.xmin[js]), F32(0))
             inter = ih * iw
             out = inter / (self.area[i] + self.area[js] - inter)
         empty = (self.area[i] <= 0) | (self.area[js] <= 0)

@@ -288,3 +288,25 @@ def test_padding_past_the_memory_limit_is_resource_exhausted():
             run("CombinedNonMaxSuppression", combined)
     finally:
         memory.set_limit(before)
+
+
+def test_boxes_with_nan_and_infinity():
+    """std::min/max's NaN handling and the IoU of infinite boxes, as in TF's kernel."""
+    boxes, scores = _boxes(12, 20)
+    boxes[3, 0] = np.nan
+    boxes[5, 2] = np.inf
+    boxes[7] = [-np.inf, 0.1, np.inf, 0.5]
+    boxes[9, 1] = np.nan
+    base = {"boxes": boxes, "scores": scores, "max_output_size": np.int32(15)}
+    thr = {"iou_threshold": np.float32(0.3), "score_threshold": np.float32(0.0)}
+    assert_same_as_tf("NonMaxSuppressionV3", {**base, **thr})
+    assert_same_as_tf("NonMaxSuppressionV5", {**base, **thr, "soft_nms_sigma": np.float32(0.5)})
+    combined = {
+        "boxes": boxes[None, :, None],
+        "scores": np.stack([scores, scores[::-1]], -1)[None],
+        "max_output_size_per_class": np.int32(8),
+        "max_total_size": np.int32(10),
+        "iou_threshold": np.float32(0.3),
+        "score_threshold": np.float32(0.0),
+    }
+    assert_same_as_tf("CombinedNonMaxSuppression", combined, {"clip_boxes": False})
