@@ -1,0 +1,151 @@
+"""SerializeSparse, SerializeManySparse, DeserializeSparse, DeserializeManySparse: the
+serialized bytes equal TensorFlow's (strings and variants), round trips, and errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from common import tensor as tensor_util
+from common.dtypes import DataType
+
+from .kernel_harness import assert_same_as_tf, run
+from .signatures import assert_signature_matches_tensorflow, module_ops
+
+OPS = module_ops("common.ops.sparse_serialize_ops")
+I64 = np.int64
+IDX = np.array([[0, 1], [1, 0], [1, 3], [3, 2]], I64)
+SHAPE = np.array([4, 5], I64)
+VALUES = {
+    "float": np.array([1.5, -2.0, 3.25, 4.0], np.float32),
+    "int64": np.array([7, -8, 9, 10], I64),
+    "string": np.array([b"a", b"bc", b"", b"d"], object),
+    "bool": np.array([True, False, True, True]),
+}
+
+
+def test_the_family_is_registered():
+    assert (
+        sorted(
+            ["DeserializeManySparse", "DeserializeSparse", "SerializeManySparse", "SerializeSparse"]
+        )
+        == OPS
+    )
+
+
+@pytest.mark.parametrize("name", OPS)
+def test_signature_matches_tensorflow(name):
+    assert_signature_matches_tensorflow(name)
+
+
+@pytest.fixture(autouse=True)
+def _tf():
+    pytest.importorskip("tensorflow")
+
+
+def _sparse(kind):
+    return {"sparse_indices": IDX, "sparse_values": VALUES[kind], "sparse_shape": SHAPE}
+
+
+@pytest.mark.parametrize("op", ["SerializeSparse", "SerializeManySparse"])
+@pytest.mark.parametrize("kind", sorted(VALUES))
+def test_serialize_bytes_equal_tensorflows(op, kind):
+    assert_same_as_tf(op, _sparse(kind))
+
+
+@pytest.mark.parametrize("op", ["SerializeSparse", "SerializeManySparse"])
+@pytest.mark.parametrize("kind", ["float", "string"])
+def test_serialize_variant_bytes_equal_tensorflows(op, kind):
+    import tensorflow as tf
+
+    inputs = _sparse(kind)
+    want = getattr(tf.raw_ops, op)(**inputs, out_type=tf.variant)
+    got = run(op, list(inputs.values()), {"out_type": DataType.DT_VARIANT})[0]
+    assert got.shape == tuple(want.shape)
+    ours = tensor_util.as_proto_tensor_content(got, DataType.DT_VARIANT).SerializeToString()
+    assert ours == tf.io.serialize_tensor(want).numpy()
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"sparse_indices": IDX[0]},
+        {"sparse_values": VALUES["float"][None]},
+        {"sparse_shape": SHAPE[None]},
+        {"sparse_values": VALUES["float"][:3]},
+        {"sparse_indices": IDX[::-1].copy()},
+        {"sparse_indices": IDX + 4},
+        {"sparse_indices": IDX[:, :1], "sparse_shape": SHAPE[:1]},
+        {"sparse_indices": np.zeros((0, 2), I64), "sparse_values": np.zeros(0, np.float32)},
+    ],
+)
+@pytest.mark.parametrize("op", ["SerializeSparse", "SerializeManySparse"])
+def test_serialize_checks_as_tensorflow(op, change):
+    assert_same_as_tf(op, {**_sparse("float"), **change})
+
+
+def _tf_many(kind="float", **change):
+    import tensorflow as tf
+
+    return tf.raw_ops.SerializeManySparse(**{**_sparse(kind), **change}).numpy()
+
+
+@pytest.mark.parametrize("op", ["DeserializeSparse", "DeserializeManySparse"])
+@pytest.mark.parametrize("kind", sorted(VALUES))
+def test_deserialize(op, kind):
+    import tensorflow as tf
+
+    many = _tf_many(kind)
+    dtype = DataType(
+        (tf.string if kind == "string" else tf.as_dtype(VALUES[kind].dtype)).as_datatype_enum
+    )
+    for serialized in (many, many[1], many[::-1].copy(), many[:1]):
+        assert_same_as_tf(op, {"serialized_sparse": serialized}, {"dtype": dtype})
+    if op == "DeserializeSparse":
+        assert_same_as_tf(op, {"serialized_sparse": many.reshape(2, 2, 3)}, {"dtype": dtype})
+
+
+@pytest.mark.parametrize(
+    "serialized",
+    [
+        lambda m: m[:, :2].copy(),
+        lambda m: m[:0],
+        lambda m: np.array([[b"x", b"y", b"z"]], object),
+        lambda m: np.stack([m[1], _tf_single(rank1=True)]),
+        lambda m: np.array(b"x", object),
+    ],
+)
+def test_deserialize_errors(serialized):
+    inputs = {"serialized_sparse": serialized(_tf_many())}
+    assert_same_as_tf("DeserializeSparse", inputs, {"dtype": DataType.DT_FLOAT})
+
+
+def test_deserialize_wrong_dtype():
+    inputs = {"serialized_sparse": _tf_many()}
+    assert_same_as_tf("DeserializeSparse", inputs, {"dtype": DataType.DT_INT32})
+
+
+def _tf_single(rank1=False):
+    import tensorflow as tf
+
+    shape = SHAPE[:1] if rank1 else SHAPE
+    idx = IDX[:, :1] if rank1 else IDX
+    return tf.raw_ops.SerializeSparse(sparse_indices=idx, sparse_values=VALUES["float"],
+                                      sparse_shape=shape).numpy()  # fmt: skip
+
+
+def test_deserialize_variants():
+    """Our variant triples deserialize to what TensorFlow's variant triples do."""
+    import tensorflow as tf
+
+    inputs = _sparse("float")
+    ours = run("SerializeManySparse", list(inputs.values()), {"out_type": DataType.DT_VARIANT})[0]
+    want = tf.raw_ops.DeserializeSparse(
+        serialized_sparse=tf.raw_ops.SerializeManySparse(**inputs, out_type=tf.variant),
+        dtype=tf.float32,
+    )
+    got = run("DeserializeSparse", [ours], {"dtype": DataType.DT_FLOAT,
+                                             "Tserialized": DataType.DT_VARIANT})  # fmt: skip
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w.numpy())
+        assert g.dtype == w.numpy().dtype
