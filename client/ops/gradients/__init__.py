@@ -72,5 +72,9 @@ for _t in (
     "Fill",
     "Cumprod",
     "InTopKV2",
+    "SetSize",
+    "DenseToDenseSetOperation",
+    "DenseToSparseSetOperation",
+    "SparseToSparseSetOperation",
 ):
     NotDifferentiable(_t)
