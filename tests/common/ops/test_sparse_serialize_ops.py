@@ -149,3 +149,56 @@ def test_deserialize_variants():
     for g, w in zip(got, want):
         np.testing.assert_array_equal(g, w.numpy())
         assert g.dtype == w.numpy().dtype
+
+
+# -- SparseTensorSliceDataset: the rows of a SparseTensor as tf.data elements ------------------
+
+
+def _rows_of(dataset_variant) -> list:
+    from common.ops.data import IteratorContext, dataset_of
+
+    it = dataset_of(dataset_variant, "n").make_iterator()
+    rows = []
+    while (element := it.get_next(IteratorContext(None))) is not None:
+        rows.append(element)
+    return rows
+
+
+def test_sparse_tensor_slice_dataset_signature():
+    assert_signature_matches_tensorflow("SparseTensorSliceDataset")
+
+
+IDX3 = np.array([[0, 0, 1], [0, 1, 0], [2, 0, 1], [2, 1, 1]], I64)
+
+
+@pytest.mark.parametrize("kind", ["float", "string"])
+@pytest.mark.parametrize("indices, shape", [(IDX, SHAPE), (IDX3, [3, 2, 2])], ids=["2d", "3d"])
+def test_sparse_tensor_slice_dataset_rows_as_tensorflow(kind, indices, shape):
+    import tensorflow as tf
+
+    values = VALUES[kind]
+    inputs = [np.asarray(indices, I64), values, np.asarray(shape, I64)]
+    ds = tf.data.Dataset.from_tensor_slices(tf.SparseTensor(*inputs))
+    want = [[x.indices.numpy(), x.values.numpy(), x.dense_shape.numpy()] for x in ds]
+    got = _rows_of(run("SparseTensorSliceDataset", inputs)[0])
+    assert len(got) == len(want)
+    for g_row, w_row in zip(got, want):
+        for g, w in zip(g_row, w_row):
+            assert g.dtype == w.dtype and g.shape == w.shape
+            np.testing.assert_array_equal(g, w)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"values": VALUES["float"][:3]},
+        {"indices": IDX[0]},
+        {"values": VALUES["float"][None]},
+        {"dense_shape": SHAPE[None]},
+        {"dense_shape": SHAPE[:1]},
+        {"indices": IDX[::-1].copy()},
+    ],
+)
+def test_sparse_tensor_slice_dataset_errors(change):
+    inputs = {"indices": IDX, "values": VALUES["float"], "dense_shape": SHAPE, **change}
+    assert_same_as_tf("SparseTensorSliceDataset", inputs)
