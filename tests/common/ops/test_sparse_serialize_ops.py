@@ -8,6 +8,7 @@ import pytest
 
 from common import tensor as tensor_util
 from common.dtypes import DataType
+from common.errors import InvalidArgumentError
 
 from .kernel_harness import assert_same_as_tf, run
 from .signatures import assert_signature_matches_tensorflow, module_ops
@@ -207,3 +208,32 @@ def test_sparse_tensor_slice_dataset_rows_as_tensorflow(kind, indices, shape):
 def test_sparse_tensor_slice_dataset_errors(change):
     inputs = {"indices": IDX, "values": VALUES["float"], "dense_shape": SHAPE, **change}
     assert_same_as_tf("SparseTensorSliceDataset", inputs)
+
+
+@pytest.mark.parametrize(
+    "pick, dtype",
+    [
+        (lambda m, one, stack: m, DataType.DT_INT32),
+        (lambda m, one, stack: m[:, :2], DataType.DT_FLOAT),
+        (lambda m, one, stack: stack([m[1], one]), DataType.DT_FLOAT),
+        (lambda m, one, stack: stack([one, m[1]]), DataType.DT_FLOAT),
+        (lambda m, one, stack: m[:0], DataType.DT_FLOAT),
+        (lambda m, one, stack: m[0, 0], DataType.DT_FLOAT),
+    ],
+)
+def test_deserialize_variant_errors_as_tensorflow(pick, dtype):
+    import tensorflow as tf
+
+    inputs = _sparse("float")
+    v = {"out_type": DataType.DT_VARIANT}
+    ours_m = run("SerializeManySparse", list(inputs.values()), v)[0]
+    ours_one = run("SerializeSparse", [IDX, VALUES["float"], SHAPE], v)[0]
+    tf_m = tf.raw_ops.SerializeManySparse(**inputs, out_type=tf.variant)
+    tf_one = tf.raw_ops.SerializeSparse(**inputs, out_type=tf.variant)
+    with pytest.raises(tf.errors.InvalidArgumentError) as theirs:
+        tf.raw_ops.DeserializeSparse(serialized_sparse=pick(tf_m, tf_one, tf.stack),
+                                     dtype=tf.as_dtype(int(dtype)))  # fmt: skip
+    attrs = {"dtype": dtype, "Tserialized": DataType.DT_VARIANT}
+    with pytest.raises(InvalidArgumentError) as mine:
+        run("DeserializeSparse", [pick(ours_m, ours_one, np.stack)], attrs)
+    assert str(mine.value) in theirs.value.message
