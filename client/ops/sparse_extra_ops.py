@@ -309,7 +309,7 @@ def _sparse_softmax_shape(op: Any) -> list[Any]:
 
 @shape_fns._reg("SparseSparseMaximum", "SparseSparseMinimum")
 def _sparse_sparse_shape(op: Any) -> list[Any]:
-    return [TensorShape([None, _cols(op.inputs[0])]), TensorShape([None])]
+    return [TensorShape([None, None]), TensorShape([None])]
 
 
 @shape_fns._reg("SerializeSparse")
