@@ -179,15 +179,6 @@ def sparse_split(
     return _split(sp_input, num_split, axis, name)
 
 
-def sparse_split_v2(
-    sp_input: Any = None, num_split: int | None = None, axis: Any = None, name: str | None = None
-) -> list[SparseTensor]:
-    """tf.sparse.split (TF2's positional signature)."""
-    if num_split is None or axis is None or sp_input is None:
-        raise ValueError("sp_input, num_split and axis are required")
-    return _split(sp_input, num_split, axis, name)
-
-
 def _split(sp_input: Any, num_split: int, axis: Any, name: str | None) -> list[SparseTensor]:
     sp_input = convert_to_sparse_tensor(sp_input)
     inputs = [axis, sp_input.indices, sp_input.values, sp_input.dense_shape]
