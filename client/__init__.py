@@ -607,3 +607,12 @@ lookup = _NS(
     experimental=_NS(MutableHashTable=_lookup_ops.MutableHashTable),
 )
 initializers.tables_initializer = tables_initializer
+
+# isort: split
+# tf.extract_image_patches, tf.extract_volume_patches, tf.space_to_depth, tf.depth_to_space.
+from client.ops.nn_conv_variants import (  # noqa: E402, F401
+    depth_to_space,
+    extract_image_patches,
+    extract_volume_patches,
+    space_to_depth,
+)

@@ -51,3 +51,6 @@ from client.ops.image_pipeline_ops import (  # noqa: F401
     sample_distorted_bounding_box,
     stateless_sample_distorted_bounding_box,
 )
+
+# isort: split
+from client.ops.nn_conv_variants import extract_image_patches, extract_patches  # noqa: E402, F401

@@ -64,3 +64,21 @@ from client.ops.rnn import (  # noqa: E402, F401
 
 # isort: split
 from client.ops.nn_impl import crelu, log_poisson_loss  # noqa: E402, F401
+
+# isort: split
+# Convolution and pooling variants (client.ops.nn_conv_variants).
+from client.ops.nn_conv_variants import (  # noqa: E402, F401
+    atrous_conv2d,
+    conv3d_transpose,
+    depth_to_space,
+    depthwise_conv2d,
+    depthwise_conv2d_native,
+    dilation2d,
+    fractional_avg_pool,
+    fractional_max_pool,
+    local_response_normalization,
+    lrn,
+    max_pool_with_argmax,
+    separable_conv2d,
+    space_to_depth,
+)

@@ -1,0 +1,123 @@
+"""Client, gradients: the convolution and pooling variants of client.ops.nn_conv_variants
+(TensorFlow's nn_grad.py / array_grad.py): DepthwiseConv2dNative, Conv3DBackpropInputV2,
+SpaceToDepth / DepthToSpace, MaxPoolWithArgmax, FractionalMaxPool / FractionalAvgPool,
+Dilation2D, LRN and ExtractImagePatches."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from client.framework import dtypes
+from client.framework.gradient_registry import RegisterGradient
+from client.ops import array_ops, math_ops
+from client.ops.gradients.util import attrs_of, op1
+from client.ops.nn_conv_variants import depth_to_space, space_to_depth
+
+_DEPTHWISE_ATTRS = ("dilations", "strides", "padding", "explicit_paddings", "data_format")
+
+
+@RegisterGradient("DepthwiseConv2dNative")
+def _depthwise_conv2d_native_grad(op: Any, grad: Any) -> Any:
+    attrs = attrs_of(op, *_DEPTHWISE_ATTRS)
+    x, f = op.inputs[0], op.inputs[1]
+    return [
+        op1("DepthwiseConv2dNativeBackpropInput", [array_ops.shape(x), f, grad], attrs),
+        op1("DepthwiseConv2dNativeBackpropFilter", [x, array_ops.shape(f), grad], attrs),
+    ]
+
+
+@RegisterGradient("Conv3DBackpropInputV2")
+def _conv3d_backprop_input_grad(op: Any, grad: Any) -> Any:
+    attrs = attrs_of(op, "dilations", "strides", "padding", "data_format")
+    return [
+        None,
+        op1("Conv3DBackpropFilterV2", [grad, array_ops.shape(op.inputs[1]), op.inputs[2]], attrs),
+        op1("Conv3D", [grad, op.inputs[1]], attrs),
+    ]
+
+
+def _block_attrs(op: Any, what: str) -> tuple[int, str]:
+    a = attrs_of(op, "block_size", "data_format")
+    if a["data_format"] == "NCHW_VECT_C":
+        raise ValueError(
+            f"Cannot compute {what} gradient with NCHW_VECT_C. NCHW_VECT_C requires qint8 "
+            "data type."
+        )
+    return a["block_size"], a["data_format"]
+
+
+@RegisterGradient("SpaceToDepth")
+def _space_to_depth_grad(op: Any, grad: Any) -> Any:
+    block, fmt = _block_attrs(op, "SpaceToDepth")
+    return depth_to_space(grad, block, data_format=fmt)
+
+
+@RegisterGradient("DepthToSpace")
+def _depth_to_space_grad(op: Any, grad: Any) -> Any:
+    block, fmt = _block_attrs(op, "DepthToSpace")
+    return space_to_depth(grad, block, data_format=fmt)
+
+
+@RegisterGradient("MaxPoolWithArgmax")
+def _max_pool_with_argmax_grad(op: Any, grad: Any, unused_argmax_grad: Any) -> Any:
+    attrs = attrs_of(op, "ksize", "strides", "padding", "include_batch_in_index")
+    return op1("MaxPoolGradWithArgmax", [op.inputs[0], grad, op.outputs[1]], attrs)
+
+
+@RegisterGradient("FractionalMaxPool")
+def _fractional_max_pool_grad(op: Any, grad_0: Any, unused_1: Any, unused_2: Any) -> Any:
+    inputs = [op.inputs[0], op.outputs[0], grad_0, op.outputs[1], op.outputs[2]]
+    return op1("FractionalMaxPoolGrad", inputs, attrs_of(op, "overlapping"))
+
+
+@RegisterGradient("FractionalAvgPool")
+def _fractional_avg_pool_grad(op: Any, grad_0: Any, unused_1: Any, unused_2: Any) -> Any:
+    # TF passes the input's static shape (a TensorShape) as the shape input.
+    shape = np.asarray(op.inputs[0].shape.as_list(), np.int64)
+    inputs = [shape, grad_0, op.outputs[1], op.outputs[2]]
+    return op1("FractionalAvgPoolGrad", inputs, attrs_of(op, "overlapping"))
+
+
+@RegisterGradient("Dilation2D")
+def _dilation2d_grad(op: Any, grad: Any) -> Any:
+    attrs = attrs_of(op, "strides", "rates", "padding")
+    x, f = op.inputs[0], op.inputs[1]
+    return [
+        op1("Dilation2DBackpropInput", [x, f, grad], attrs),
+        op1("Dilation2DBackpropFilter", [x, f, grad], attrs),
+    ]
+
+
+@RegisterGradient("LRN")
+def _lrn_grad(op: Any, grad: Any) -> Any:
+    attrs = attrs_of(op, "depth_radius", "bias", "alpha", "beta")
+    return [op1("LRNGrad", [grad, op.inputs[0], op.outputs[0]], attrs)]
+
+
+@RegisterGradient("ExtractImagePatches")
+def _extract_image_patches_grad(op: Any, grad: Any) -> Any:
+    """TF's: patch the 1-based input pixel numbers (0 marks padding) the same way, then
+    sum the gradient into the pixels with UnsortedSegmentSum."""
+    input_bhwc = array_ops.shape(op.inputs[0], out_type=dtypes.int64)
+    batch_size, rows_in, cols_in, channels = array_ops.unstack(input_bhwc)
+    output_bhwc = array_ops.shape(op.outputs[0], out_type=dtypes.int64)
+    rows_out, cols_out = array_ops.unstack(output_bhwc[1:3])
+    a = attrs_of(op, "ksizes", "strides", "rates", "padding")
+    _, ksize_r, ksize_c, _ = a["ksizes"]
+    input_indices_num = rows_in * cols_in
+    input_idx = array_ops.reshape(
+        math_ops.range(1, input_indices_num + 1, dtype=dtypes.float32), (1, rows_in, cols_in, 1)
+    )
+    input_idx_patched = op1("ExtractImagePatches", [input_idx], a)
+    input_idx_patched = math_ops.cast(input_idx_patched, dtypes.int64)
+    grad_expanded = array_ops.transpose(
+        array_ops.reshape(grad, (batch_size, rows_out, cols_out, ksize_r, ksize_c, channels)),
+        (1, 2, 3, 4, 0, 5),
+    )
+    grad_flat = array_ops.reshape(grad_expanded, (-1, batch_size * channels))
+    segment_ids = array_ops.reshape(input_idx_patched, [-1]) - 1
+    grad_out = math_ops.unsorted_segment_sum(grad_flat, segment_ids, input_indices_num)
+    grad_out = array_ops.reshape(grad_out, (rows_in, cols_in, batch_size, channels))
+    return [array_ops.transpose(grad_out, (2, 0, 1, 3))]
