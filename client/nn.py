@@ -69,6 +69,7 @@ from client.ops.nn_impl import crelu, log_poisson_loss  # noqa: E402, F401
 # Convolution and pooling variants (client.ops.nn_conv_variants).
 from client.ops.nn_conv_variants import (  # noqa: E402, F401
     atrous_conv2d,
+    atrous_conv2d_transpose,
     conv3d_transpose,
     depth_to_space,
     depthwise_conv2d,

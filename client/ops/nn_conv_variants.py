@@ -390,3 +390,73 @@ def depth_to_space(
 ) -> Any:
     attrs = {"block_size": block_size, "data_format": data_format}
     return _out(apply_op("DepthToSpace", [input], attrs, name))
+
+
+def atrous_conv2d_transpose(
+    value: Any, filters: Any, output_shape: Any, rate: int, padding: str, name: str | None = None
+) -> Any:
+    """tf.nn.atrous_conv2d_transpose: conv2d_transpose at rate 1; above, TF's
+    space_to_batch, a VALID Conv2DBackpropInput and batch_to_space. A rate above 1 needs
+    a list output_shape and a fully defined filter shape here."""
+    from client.ops import array_ops, nn_impl
+
+    with _ops.name_scope(name, "atrous_conv2d_transpose", [value, filters, output_shape]):
+        value = convert_to_tensor(value, name="value")
+        filters = convert_to_tensor(filters, name="filters")
+        v_c, f_c = value.shape.as_list()[3], filters.shape.as_list()[3]
+        if v_c is not None and f_c is not None and v_c != f_c:
+            raise ValueError(
+                "`value` channel count must be compatible with `filters` input channel "
+                f"count. Received: value.shape={value.shape} with channel count {v_c} and "
+                f"filters.shape={filters.shape} with input channel count {f_c}."
+            )
+        if rate < 1:
+            raise ValueError(f"`rate` cannot be less than one. Received: rate={rate}")
+        if rate == 1:
+            return nn_impl.conv2d_transpose(
+                value,
+                filters,
+                output_shape,
+                strides=[1, 1, 1, 1],
+                padding=padding,
+                data_format="NHWC",
+            )
+        convert_to_tensor(output_shape, name="output_shape")
+        if isinstance(output_shape, _ops.Tensor) or not filters.shape.is_fully_defined():
+            raise NotImplementedError(
+                "atrous_conv2d_transpose above rate 1 needs a list output_shape and a known "
+                "filter shape"
+            )
+        output_shape = [int(d) for d in output_shape]
+        if padding == "SAME":
+            fh, fw = filters.shape.as_list()[:2]
+            ph, pw = (fh - 1) * rate, (fw - 1) * rate  # the upsampled filter's size - 1
+            top, left = ph // 2, pw // 2
+            bottom, right = ph - top, pw - left
+        elif padding == "VALID":
+            top = bottom = left = right = 0
+        else:
+            raise ValueError(
+                f"`padding` must be either 'VALID' or 'SAME'. Received: padding={padding}"
+            )
+        in_h = output_shape[1] + top + bottom
+        in_w = output_shape[2] + left + right
+        extra_b, extra_r = (rate - in_h % rate) % rate, (rate - in_w % rate) % rate
+        value = array_ops.space_to_batch(value, [[0, extra_b], [0, extra_r]], block_size=rate)
+        sizes = [
+            rate * rate * output_shape[0],
+            (in_h + extra_b) // rate,
+            (in_w + extra_r) // rate,
+            output_shape[3],
+        ]
+        attrs = {
+            "strides": [1, 1, 1, 1],
+            "padding": "VALID",
+            "data_format": "NHWC",
+            "dilations": [1, 1, 1, 1],
+            "use_cudnn_on_gpu": True,
+            "explicit_paddings": [],
+        }
+        value = _out(apply_op("Conv2DBackpropInput", [sizes, filters, value], attrs))
+        crops = [[top, bottom + extra_b], [left, right + extra_r]]
+        return array_ops.batch_to_space(value, crops, block_size=rate)

@@ -33,22 +33,30 @@ def _same(op: Any) -> list[Any]:
     return [sf._in(op, 0)]
 
 
+def _same_rank4(op: Any) -> list[Any]:
+    x = sf._in(op, 0)
+    return [x if x.ndims is not None else TensorShape([None] * 4)]
+
+
 def _dilation2d(op: Any) -> list[Any]:
+    """TF's: the depth merged from input and filter; rows and columns only when both of
+    the input's are known."""
     x, f = sf._in(op, 0), sf._in(op, 1)
-    if x.ndims != 4:
-        return [TensorShape([None] * 4)]
-    n, h, w, c = x.as_list()
-    fh, fw = f.as_list()[:2] if f.ndims == 3 else [None, None]
+    dims = x.as_list() if x.ndims == 4 else [None] * 4
+    fd = f.as_list() if f.ndims == 3 else [None] * 3
+    n, h, w, c = dims
+    c = c if c is not None else fd[2]
+    if h is None or w is None or fd[0] is None or fd[1] is None:
+        return [TensorShape([n, None, None, c])]
     s, r = _attr(op, "strides"), _attr(op, "rates")
     pad = _attr(op, "padding")
-    dims = [
-        None if d is None or k is None else sf._window_out(d, k, st, rt, pad)
-        for d, k, st, rt in ((h, fh, s[1], r[1]), (w, fw, s[2], r[2]))
-    ]
-    return [TensorShape([n, *dims, c])]
+    oh = sf._window_out(h, fd[0], s[1], r[1], pad)
+    ow = sf._window_out(w, fd[1], s[2], r[2], pad)
+    return [TensorShape([n, oh, ow, c])]
 
 
 def _patches(op: Any) -> list[Any]:
+    """TF's: the spatial sizes only when all of the input's are known."""
     x = sf._in(op, 0)
     rank = 4 if op.type == "ExtractImagePatches" else 5
     if x.ndims != rank:
@@ -57,7 +65,11 @@ def _patches(op: Any) -> list[Any]:
     k, s = _attr(op, "ksizes")[1:-1], _attr(op, "strides")[1:-1]
     r = _attr(op, "rates")[1:-1] if rank == 4 else [1] * 3
     depth = None if dims[-1] is None else dims[-1] * math.prod(k)
-    return [TensorShape([dims[0], *_windowed(dims[1:-1], k, s, r, _attr(op, "padding")), depth])]
+    spatial = dims[1:-1]
+    if None in spatial:
+        # TF's ExtractVolumePatches then returns a rank-4 shape; the true rank is kept.
+        return [TensorShape([dims[0], *[None] * (rank - 2), depth])]
+    return [TensorShape([dims[0], *_windowed(spatial, k, s, r, _attr(op, "padding")), depth])]
 
 
 def _fractional(op: Any) -> list[Any]:
@@ -69,7 +81,9 @@ def _fractional(op: Any) -> list[Any]:
         None if d is None else int(np.floor(np.float32(d) / np.float32(r)))
         for d, r in zip(x.as_list(), ratio)
     ]
-    seq = [TensorShape([None if d is None else d + 1]) for d in out[1:3]]
+    # TF's shape function gives the sequences the output's length (the kernel makes one
+    # more); mirrored, so static shapes read as TF's.
+    seq = [TensorShape([d]) for d in out[1:3]]
     return [TensorShape(out), *seq]
 
 
@@ -85,9 +99,9 @@ def _max_pool_with_argmax(op: Any) -> list[Any]:
 
 def _depthwise(op: Any) -> list[Any]:
     x, f = sf._in(op, 0), sf._in(op, 1)
-    if x.ndims != 4:
-        return [TensorShape([None] * 4)]
     nchw = _attr(op, "data_format") == "NCHW"
+    if x.ndims != 4:
+        x = TensorShape([None] * 4)
     n, h, w, c = (x[0], x[2], x[3], x[1]) if nchw else x.as_list()
     fd = f.as_list() if f.ndims == 4 else [None] * 4
     s, d = _attr(op, "strides"), _attr(op, "dilations") or [1] * 4
@@ -135,7 +149,7 @@ def _unsorted_segment(op: Any) -> list[Any]:
 
 
 for _names, _fn in (
-    (("LRN", "LRNGrad", "FractionalMaxPoolGrad", "MaxPoolGradWithArgmax"), _same),
+    (("LRN", "LRNGrad", "FractionalMaxPoolGrad", "MaxPoolGradWithArgmax"), _same_rank4),
     (("Dilation2DBackpropInput",), _same),
     (("Dilation2DBackpropFilter",), lambda op: [sf._in(op, 1)]),
     (("Dilation2D",), _dilation2d),

@@ -899,6 +899,14 @@ NN_VARIANT_GRADIENT_CASES = {
         lambda api, x, f: api.nn.atrous_conv2d(x, f, 2, "VALID"),
         lambda api: (_x(api, (2, 7, 6, 3)), _const(api, (3, 2, 3, 2), 1, "f")),
     ),
+    "atrous_conv2d_transpose": _grad_of(
+        lambda api, x, f: api.nn.atrous_conv2d_transpose(x, f, [2, 7, 6, 2], 2, "SAME"),
+        lambda api: (_x(api, (2, 7, 6, 3)), _const(api, (3, 2, 2, 3), 1, "f")),
+    ),
+    "atrous_conv2d_transpose_valid": _grad_of(
+        lambda api, x, f: api.nn.atrous_conv2d_transpose(x, f, [2, 9, 9, 2], 3, "VALID"),
+        lambda api: (_x(api, (2, 3, 6, 3)), _const(api, (3, 2, 2, 3), 1, "f")),
+    ),
     "Conv3DBackpropInputV2": _grad_of(
         lambda api, x, f: api.nn.conv3d_transpose(x, f, [1, 4, 6, 6, 4], [1, 2, 2, 2, 1]),
         lambda api: (_x(api, (1, 2, 3, 3, 2)), _const(api, (2, 2, 2, 4, 2), 1, "f")),

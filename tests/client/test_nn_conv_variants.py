@@ -191,3 +191,67 @@ def test_layer_values_and_one_training_step_match_tensorflow(layer: str) -> None
     ours, theirs, names, tf_names = run_both(build)
     assert names == tf_names
     assert_close(ours, theirs, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "rate,padding,out_shape",
+    [(1, "SAME", [2, 7, 6, 2]), (2, "SAME", [2, 7, 6, 2]), (3, "VALID", [2, 13, 9, 2])],
+)
+def test_atrous_conv2d_transpose_matches_tensorflow(rate, padding, out_shape) -> None:
+    f = _r(3, 2, 2, 3)
+
+    def build(api):
+        x = api.constant(X4)
+        y = api.nn.atrous_conv2d_transpose(x, api.constant(f), out_shape, rate, padding)
+        (g,) = api.gradients(api.reduce_sum(y * y), [x])
+        return lambda sess: sess.run([y, g])
+
+    ours, theirs, names, tf_names = run_both(build)
+    assert names == tf_names
+    assert_close(ours, theirs, rtol=1e-5, atol=1e-4)
+
+
+STATIC = {
+    "depthwise": lambda api, x: api.nn.depthwise_conv2d_native(
+        x, api.constant(F_DW), [1, 2, 2, 1], "SAME"
+    ),
+    "separable_rate": lambda api, x: api.nn.separable_conv2d(
+        x, api.constant(F_DW), api.constant(F_PW), [1, 1, 1, 1], "VALID", rate=[2, 1]
+    ),
+    "space_to_depth": lambda api, x: api.nn.space_to_depth(x, 2),
+    "depth_to_space": lambda api, x: api.nn.depth_to_space(api.concat([x, x, x, x], 3), 2),
+    "argmax": lambda api, x: api.nn.max_pool_with_argmax(x, [1, 2, 3, 1], [1, 2, 2, 1], "VALID"),
+    "fractional": lambda api, x: api.nn.fractional_avg_pool(x, [1, 1.5, 2.5, 1]),
+    "dilation2d": lambda api, x: api.nn.dilation2d(
+        x, api.constant(F_DIL), [1, 2, 1, 1], [1, 1, 2, 1], "VALID"
+    ),
+    "lrn": lambda api, x: api.nn.lrn(x),
+    "patches": lambda api, x: api.image.extract_patches(
+        x, [1, 2, 3, 1], [1, 2, 1, 1], [1, 1, 2, 1], "VALID"
+    ),
+    "volume_patches": lambda api, x: api.extract_volume_patches(
+        api.expand_dims(x, 1), [1, 1, 2, 2, 1], [1, 1, 2, 1, 1], "SAME"
+    ),
+}
+
+
+@pytest.mark.parametrize("shape", [(2, 8, 6, 3), (None, 8, None, 3), (None, None, None, None)])
+@pytest.mark.parametrize("api_name", sorted(STATIC))
+def test_static_shapes_match_tensorflow(api_name: str, shape: tuple) -> None:
+    """Shape inference: the outputs' static shapes while building equal TF's."""
+    import client
+
+    tf1 = pytest.importorskip("tensorflow").compat.v1
+    if api_name in ("fractional", "separable_rate", "volume_patches") and None in shape:
+        # Fractional pooling wants a known input, a dilated separable convolution known
+        # spatial sizes (refused here, see below), and TF's volume-patch shape function
+        # returns rank 4 for a rank-5 output when sizes are unknown (we keep rank 5).
+        shape = (2, 8, 6, 3)
+    shapes = []
+    for api in (client, tf1):
+        with api.Graph().as_default():
+            x = api.placeholder(api.float32, list(shape) if shape[0] or shape[1] else None)
+            out = STATIC[api_name](api, x)
+            outs = out if isinstance(out, tuple) else (out,)
+            shapes.append([o.shape.as_list() if o.shape.ndims is not None else None for o in outs])
+    assert shapes[0] == shapes[1]
