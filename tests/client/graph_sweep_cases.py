@@ -939,6 +939,43 @@ NN_VARIANT_GRADIENT_CASES = {
         (2, 5, 6, 3),
     ),
 }
+
+
+def _second_order(first, wrt_first, wrt_second, inputs):
+    """d/d(wrt_second) of sum(d sum(first(xs)^2) / d wrt_first): builds the gradients
+    of a convolution's backprop ops."""
+
+    def build(api):
+        xs = inputs(api)
+        y = first(api, *xs)
+        (g,) = api.gradients(api.reduce_sum(y * y), [xs[wrt_first]])
+        api.gradients(api.reduce_sum(g * g), [xs[wrt_second]])
+
+    return build
+
+
+NN_VARIANT_GRADIENT_CASES.update(
+    {
+        "DepthwiseConv2dNativeBackpropInput": _second_order(
+            lambda api, x, f: api.nn.depthwise_conv2d_native(x, f, [1, 1, 1, 1], "VALID"),
+            0,
+            1,
+            lambda api: (_x(api, (2, 5, 5, 3)), _x(api, (2, 2, 3, 2), "f")),
+        ),
+        "DepthwiseConv2dNativeBackpropFilter": _second_order(
+            lambda api, x, f: api.nn.depthwise_conv2d_native(x, f, [1, 2, 2, 1], "SAME"),
+            1,
+            0,
+            lambda api: (_x(api, (2, 5, 5, 3)), _x(api, (2, 2, 3, 2), "f")),
+        ),
+        "Conv3DBackpropFilterV2": _second_order(
+            lambda api, x, f: api.nn.conv3d(x, f, [1, 1, 1, 1, 1], "SAME"),
+            1,
+            0,
+            lambda api: (_x(api, (1, 3, 3, 3, 2)), _x(api, (2, 2, 2, 2, 3), "f")),
+        ),
+    }
+)
 GRADIENT_CASES.update(NN_VARIANT_GRADIENT_CASES)
 
 

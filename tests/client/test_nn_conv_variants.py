@@ -255,3 +255,23 @@ def test_static_shapes_match_tensorflow(api_name: str, shape: tuple) -> None:
             outs = out if isinstance(out, tuple) else (out,)
             shapes.append([o.shape.as_list() if o.shape.ndims is not None else None for o in outs])
     assert shapes[0] == shapes[1]
+
+
+def test_second_order_convolution_gradients_match_tensorflow() -> None:
+    """The gradients of the depthwise and 3-D backprop ops (TF registers them)."""
+    f3 = _r(2, 2, 2, 2, 3)
+
+    def build(api):
+        x, f = api.constant(X4), api.constant(F_DW)
+        x5, w5 = api.constant(X5), api.constant(f3)
+        y = api.nn.depthwise_conv2d_native(x, f, [1, 1, 1, 1], "SAME")
+        gx, gf = api.gradients(api.reduce_sum(y * y), [x, f])
+        second = api.gradients(api.reduce_sum(gx * gx) + api.reduce_sum(gf * gf), [x, f])
+        y5 = api.nn.conv3d(x5, w5, [1, 1, 1, 1, 1], "VALID")
+        (gw5,) = api.gradients(api.reduce_sum(y5 * y5), [w5])
+        (gx5,) = api.gradients(api.reduce_sum(gw5 * gw5), [x5])
+        return lambda sess: sess.run([*second, gx5])
+
+    ours, theirs, names, tf_names = run_both(build)
+    assert names == tf_names
+    assert_close(ours, theirs, rtol=1e-4, atol=1e-3)

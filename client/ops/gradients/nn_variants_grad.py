@@ -28,6 +28,39 @@ def _depthwise_conv2d_native_grad(op: Any, grad: Any) -> Any:
     ]
 
 
+@RegisterGradient("DepthwiseConv2dNativeBackpropInput")
+def _depthwise_backprop_input_grad(op: Any, grad: Any) -> Any:
+    attrs = attrs_of(op, *_DEPTHWISE_ATTRS)
+    f, dy = op.inputs[1], op.inputs[2]
+    return [
+        None,
+        op1("DepthwiseConv2dNativeBackpropFilter", [grad, array_ops.shape(f), dy], attrs),
+        op1("DepthwiseConv2dNative", [grad, f], attrs),
+    ]
+
+
+@RegisterGradient("DepthwiseConv2dNativeBackpropFilter")
+def _depthwise_backprop_filter_grad(op: Any, grad: Any) -> Any:
+    attrs = attrs_of(op, *_DEPTHWISE_ATTRS)
+    x, dy = op.inputs[0], op.inputs[2]
+    return [
+        op1("DepthwiseConv2dNativeBackpropInput", [array_ops.shape(x), grad, dy], attrs),
+        None,
+        op1("DepthwiseConv2dNative", [x, grad], attrs),
+    ]
+
+
+@RegisterGradient("Conv3DBackpropFilterV2")
+def _conv3d_backprop_filter_grad(op: Any, grad: Any) -> Any:
+    attrs = attrs_of(op, "dilations", "strides", "padding", "data_format")
+    x, dy = op.inputs[0], op.inputs[2]
+    return [
+        op1("Conv3DBackpropInputV2", [array_ops.shape(x), grad, dy], attrs),
+        None,
+        op1("Conv3D", [x, grad], attrs),
+    ]
+
+
 @RegisterGradient("Conv3DBackpropInputV2")
 def _conv3d_backprop_input_grad(op: Any, grad: Any) -> Any:
     attrs = attrs_of(op, "dilations", "strides", "padding", "data_format")
