@@ -69,3 +69,27 @@ def _sparse_dense_matmul_shape(op: Any) -> list[Any]:
     if b.ndims is not None:
         cols = b.as_list()[0 if adj_b else 1]
     return [TensorShape([rows, cols])]
+
+
+def sparse_slice(sp_input: Any, start: Any, size: Any, name: str | None = None) -> SparseTensor:
+    """tf.sparse.slice: start and size converted first (Consts outside the scope), then
+    one SparseSlice named by the "SparseSlice" scope, as TF's."""
+    from client.framework import dtypes
+
+    sp_input = _convert_to_sparse_tensor(sp_input)
+    start = convert_to_tensor(start, dtype=dtypes.int64)
+    size = convert_to_tensor(size, dtype=dtypes.int64)
+    with _ops.name_scope(name, "SparseSlice", [sp_input.indices]) as scope:
+        inputs = [sp_input.indices, sp_input.values, sp_input.dense_shape, start, size]
+        out = apply_op("SparseSlice", inputs, {}, scope).outputs
+        return SparseTensor(out[0], out[1], out[2])
+
+
+shape_fns.SHAPE_FNS.setdefault(
+    "SparseSlice",
+    lambda op: [
+        TensorShape([None, op.inputs[0].shape[1] if op.inputs[0].shape.ndims == 2 else None]),
+        TensorShape([None]),
+        op.inputs[2].shape,
+    ],
+)

@@ -63,6 +63,7 @@ from common.ops import (  # noqa: F401  (imported for their registrations)
     sparse_ops,
     sparse_reduce_ops,
     sparse_segment_ops,
+    sparse_slice_ops,
     sparse_to_dense_ops,
     state_ops,
     stateful_random_ops,

@@ -976,6 +976,10 @@ NN_VARIANT_GRADIENT_CASES.update(
         ),
     }
 )
+NN_VARIANT_GRADIENT_CASES["ExtractVolumePatches"] = _grad(
+    lambda api, x: api.extract_volume_patches(x, [1, 2, 2, 3, 1], [1, 1, 2, 1, 1], "SAME"),
+    (2, 3, 4, 5, 2),
+)
 GRADIENT_CASES.update(NN_VARIANT_GRADIENT_CASES)
 
 

@@ -275,3 +275,22 @@ def test_second_order_convolution_gradients_match_tensorflow() -> None:
     ours, theirs, names, tf_names = run_both(build)
     assert names == tf_names
     assert_close(ours, theirs, rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize(
+    "ksizes,strides,padding",
+    [([1, 2, 2, 3, 1], [1, 1, 2, 1, 1], "SAME"), ([1, 1, 3, 2, 1], [1, 1, 1, 2, 1], "VALID")],
+)
+def test_extract_volume_patches_and_gradient_match_tensorflow(ksizes, strides, padding) -> None:
+    volume = _r(2, 3, 4, 5, 2)
+
+    def build(api):
+        x = api.constant(volume)
+        y = api.extract_volume_patches(x, ksizes, strides, padding)
+        w = api.constant(_weights(y))
+        (g,) = api.gradients(api.reduce_sum(y * w), [x])
+        return lambda sess: sess.run([y, g])
+
+    ours, theirs, names, tf_names = run_both(build)
+    assert names == tf_names
+    assert_close(ours, theirs, rtol=1e-5, atol=1e-5)

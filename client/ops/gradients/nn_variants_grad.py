@@ -154,3 +154,54 @@ def _extract_image_patches_grad(op: Any, grad: Any) -> Any:
     grad_out = math_ops.unsorted_segment_sum(grad_flat, segment_ids, input_indices_num)
     grad_out = array_ops.reshape(grad_out, (rows_in, cols_in, batch_size, channels))
     return [array_ops.transpose(grad_out, (2, 0, 1, 3))]
+
+
+@RegisterGradient("ExtractVolumePatches")
+def _extract_volume_patches_grad(op: Any, grad: Any) -> Any:
+    """TF's: a sparse (input pixel -> patch element) matrix from the 1-based pixel numbers
+    patched the same way (row 0, padding, sliced off) times the gradient."""
+    from client import sparse
+    from client.framework.sparse_tensor import SparseTensor
+
+    _, planes_in, rows_in, cols_in, _ = op.inputs[0].shape.as_list()
+    input_bphwc = array_ops.shape(op.inputs[0])
+    batch_size, channels = input_bphwc[0], input_bphwc[4]
+    input_indices_num = 1 + planes_in * rows_in * cols_in
+    input_idx = array_ops.reshape(
+        math_ops.range(1, input_indices_num, dtype=dtypes.int64),
+        (1, planes_in, rows_in, cols_in, 1),
+    )
+    a = attrs_of(op, "ksizes", "strides", "padding")
+    input_idx_patched = op1("ExtractVolumePatches", [input_idx], a)
+    _, planes_out, rows_out, cols_out, _ = op.outputs[0].shape.as_list()
+    _, ksize_p, ksize_r, ksize_c, _ = a["ksizes"]
+    prc_indices_num = planes_out * rows_out * cols_out
+    output_indices_num = prc_indices_num * ksize_p * ksize_r * ksize_c
+    output_idx = array_ops.reshape(
+        math_ops.range(output_indices_num, dtype=dtypes.int64),
+        (1, planes_out, rows_out, cols_out, ksize_p * ksize_r * ksize_c),
+    )
+    idx_matrix = array_ops.concat(
+        [
+            array_ops.expand_dims(input_idx_patched, axis=-1),
+            array_ops.expand_dims(output_idx, axis=-1),
+        ],
+        axis=-1,
+    )
+    idx_map = array_ops.reshape(idx_matrix, (-1, 2))
+    sp_shape = (input_indices_num, output_indices_num)
+    sp_mat_full = SparseTensor(
+        idx_map, array_ops.ones([output_indices_num], dtype=grad.dtype), sp_shape
+    )
+    sp_mat = sparse.sparse_slice(sp_mat_full, (1, 0), (input_indices_num - 1, output_indices_num))
+    grad_expanded = array_ops.transpose(
+        array_ops.reshape(
+            grad,
+            (batch_size, planes_out, rows_out, cols_out, ksize_p, ksize_r, ksize_c, channels),
+        ),
+        (1, 2, 3, 4, 5, 6, 0, 7),
+    )
+    grad_flat = array_ops.reshape(grad_expanded, (-1, batch_size * channels))
+    jac = sparse.sparse_tensor_dense_matmul(sp_mat, grad_flat)
+    grad_out = array_ops.reshape(jac, (planes_in, rows_in, cols_in, batch_size, channels))
+    return [array_ops.transpose(grad_out, (3, 0, 1, 2, 4))]

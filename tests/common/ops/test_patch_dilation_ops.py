@@ -214,3 +214,46 @@ def test_lrn_grad_errors_match_tensorflow(case: str) -> None:
     else:
         attrs["depth_radius"] = -1
     assert_same_as_tf("LRNGrad", inputs, attrs)
+
+
+@pytest.mark.parametrize(
+    "start,size",
+    [([1, 0], [3, 5]), ([4, 4], [9, 9]), ([6, 0], [2, 2]), ([0, 0], [0, 5]), ([0, 1], [5, 3])],
+)
+def test_sparse_slice_matches_tensorflow(start, size) -> None:
+    """SparseSlice, used by ExtractVolumePatches' gradient."""
+    pytest.importorskip("tensorflow")
+    idx = np.array([[0, 0], [1, 2], [3, 1], [4, 4], [2, 3]], np.int64)
+    inputs = {
+        "indices": idx,
+        "values": np.arange(5, dtype=np.float32),
+        "shape": np.array([5, 5], np.int64),
+        "start": np.array(start, np.int64),
+        "size": np.array(size, np.int64),
+    }
+    assert_same_as_tf("SparseSlice", inputs)
+
+
+@pytest.mark.parametrize("case", ["start_len", "values_len", "indices_rank", "negative_size"])
+def test_sparse_slice_errors_match_tensorflow(case: str) -> None:
+    pytest.importorskip("tensorflow")
+    inputs = {
+        "indices": np.array([[0, 0], [1, 2]], np.int64),
+        "values": np.ones(2, np.int32),
+        "shape": np.array([3, 3], np.int64),
+        "start": np.array([0, 0], np.int64),
+        "size": np.array([2, 2], np.int64),
+    }
+    if case == "start_len":
+        inputs["start"] = np.array([0], np.int64)
+    elif case == "values_len":
+        inputs["values"] = np.ones(3, np.int32)
+    elif case == "indices_rank":
+        inputs["indices"] = np.array([0, 1], np.int64)
+    else:
+        inputs["size"] = np.array([-3, 2], np.int64)
+    assert_same_as_tf("SparseSlice", inputs)
+
+
+def test_sparse_slice_signature_matches_tensorflow() -> None:
+    assert_signature_matches_tensorflow("SparseSlice")
