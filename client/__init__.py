@@ -647,3 +647,11 @@ for _name, _fn in (
 for _name in ("rfft", "irfft", "rfft2d", "irfft2d", "rfft3d", "irfft3d"):
     setattr(signal, _name, getattr(_spectral_ops, _name))
 math.complex, math.real, math.imag = complex, real, imag
+
+# tf.extract_image_patches, tf.extract_volume_patches, tf.space_to_depth, tf.depth_to_space.
+from client.ops.nn_conv_variants import (  # noqa: E402, F401
+    depth_to_space,
+    extract_image_patches,
+    extract_volume_patches,
+    space_to_depth,
+)

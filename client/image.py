@@ -68,3 +68,6 @@ from client.ops.image_pipeline_ops import (  # noqa: F401
 )
 
 non_max_suppression_overlaps = non_max_suppression_with_overlaps
+
+# isort: split
+from client.ops.nn_conv_variants import extract_image_patches, extract_patches  # noqa: E402, F401

@@ -72,3 +72,21 @@ from client.ops.ctc_ops import (  # noqa: E402, F401
     ctc_loss,
     ctc_loss_v2,
 )
+
+# Convolution and pooling variants (client.ops.nn_conv_variants).
+from client.ops.nn_conv_variants import (  # noqa: E402, F401
+    atrous_conv2d,
+    atrous_conv2d_transpose,
+    conv3d_transpose,
+    depth_to_space,
+    depthwise_conv2d,
+    depthwise_conv2d_native,
+    dilation2d,
+    fractional_avg_pool,
+    fractional_max_pool,
+    local_response_normalization,
+    lrn,
+    max_pool_with_argmax,
+    separable_conv2d,
+    space_to_depth,
+)

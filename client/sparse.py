@@ -73,3 +73,4 @@ reshape = _extra.sparse_reshape
 slice = _extra.sparse_slice  # noqa: A001  (tf.sparse.slice)
 softmax = _extra.sparse_softmax
 split = _extra.sparse_split
+sparse_slice = _extra.sparse_slice  # TF1's tf.sparse_slice

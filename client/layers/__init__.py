@@ -26,3 +26,13 @@ from client.layers.convolutional import (  # noqa: F401
 from client.layers.core import Dense, Dropout, Flatten, dense, dropout, flatten  # noqa: F401
 from client.layers.normalization import BatchNormalization  # noqa: F401
 from client.layers.normalization import batch_normalization_fn as batch_normalization  # noqa: F401
+
+# isort: split
+from client.layers.separable_conv import (  # noqa: E402, F401
+    Conv3DTranspose,
+    SeparableConv1D,
+    SeparableConv2D,
+    conv3d_transpose,
+    separable_conv1d,
+    separable_conv2d,
+)

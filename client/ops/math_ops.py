@@ -357,15 +357,12 @@ def range(
             dt = dtypes.float32
         else:
             dt = dtypes.int32
-        start, limit, delta = (
-            cast(
-                convert_to_tensor(
-                    x, dtype=dt if not isinstance(x, _ops.Tensor) else None, name=arg
-                ),
-                dt,
-            )
+        # TF converts all three before casting any (Consts first, then the Casts).
+        start, limit, delta = [
+            convert_to_tensor(x, dtype=dt if not isinstance(x, _ops.Tensor) else None, name=arg)
             for x, arg in ((start, "start"), (limit, "limit"), (delta, "delta"))
-        )
+        ]
+        start, limit, delta = (cast(x, dt) for x in (start, limit, delta))
         return _out(apply_op("Range", [start, limit, delta], {}, scope))
 
 

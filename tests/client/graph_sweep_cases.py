@@ -1078,3 +1078,155 @@ ARRAY_CASES.update(
         ),
     }
 )
+
+
+# -- convolution and pooling variants (client.ops.nn_conv_variants) -----------------------
+def _const(api, shape, seed, name=None):
+    return api.constant(
+        np.random.default_rng(seed).standard_normal(shape).astype(np.float32), name=name
+    )
+
+
+NN_VARIANT_GRADIENT_CASES = {
+    "DepthwiseConv2dNative": _grad_of(
+        lambda api, x, f: api.nn.depthwise_conv2d_native(x, f, [1, 1, 1, 1], "SAME"),
+        lambda api: (_x(api, (2, 5, 5, 3)), _const(api, (2, 2, 3, 2), 1, "f")),
+    ),
+    "depthwise_conv2d": _grad_of(
+        lambda api, x, f: api.nn.depthwise_conv2d(x, f, [1, 2, 2, 1], "VALID"),
+        lambda api: (_x(api, (2, 5, 5, 3)), _const(api, (2, 2, 3, 2), 1, "f")),
+    ),
+    "depthwise_conv2d_rate": _grad_of(
+        lambda api, x, f: api.nn.depthwise_conv2d(x, f, [1, 1, 1, 1], "SAME", rate=[2, 3]),
+        lambda api: (_x(api, (2, 7, 6, 3)), _const(api, (3, 2, 3, 2), 1, "f")),
+    ),
+    "separable_conv2d": _grad_of(
+        lambda api, x, d, p: api.nn.separable_conv2d(x, d, p, [1, 1, 1, 1], "SAME"),
+        lambda api: (
+            _x(api, (2, 5, 5, 3)),
+            _const(api, (2, 2, 3, 2), 1, "d"),
+            _const(api, (1, 1, 6, 4), 2, "p"),
+        ),
+    ),
+    "separable_conv2d_rate": _grad_of(
+        lambda api, x, d, p: api.nn.separable_conv2d(x, d, p, [1, 1, 1, 1], "VALID", rate=[2, 2]),
+        lambda api: (
+            _x(api, (2, 7, 6, 3)),
+            _const(api, (2, 2, 3, 2), 1, "d"),
+            _const(api, (1, 1, 6, 4), 2, "p"),
+        ),
+    ),
+    "atrous_conv2d": _grad_of(
+        lambda api, x, f: api.nn.atrous_conv2d(x, f, 2, "SAME"),
+        lambda api: (_x(api, (2, 7, 6, 3)), _const(api, (3, 2, 3, 2), 1, "f")),
+    ),
+    "atrous_conv2d_valid": _grad_of(
+        lambda api, x, f: api.nn.atrous_conv2d(x, f, 2, "VALID"),
+        lambda api: (_x(api, (2, 7, 6, 3)), _const(api, (3, 2, 3, 2), 1, "f")),
+    ),
+    "atrous_conv2d_transpose": _grad_of(
+        lambda api, x, f: api.nn.atrous_conv2d_transpose(x, f, [2, 7, 6, 2], 2, "SAME"),
+        lambda api: (_x(api, (2, 7, 6, 3)), _const(api, (3, 2, 2, 3), 1, "f")),
+    ),
+    "atrous_conv2d_transpose_valid": _grad_of(
+        lambda api, x, f: api.nn.atrous_conv2d_transpose(x, f, [2, 9, 9, 2], 3, "VALID"),
+        lambda api: (_x(api, (2, 3, 6, 3)), _const(api, (3, 2, 2, 3), 1, "f")),
+    ),
+    "Conv3DBackpropInputV2": _grad_of(
+        lambda api, x, f: api.nn.conv3d_transpose(x, f, [1, 4, 6, 6, 4], [1, 2, 2, 2, 1]),
+        lambda api: (_x(api, (1, 2, 3, 3, 2)), _const(api, (2, 2, 2, 4, 2), 1, "f")),
+    ),
+    "SpaceToDepth": _grad(lambda api, x: api.nn.space_to_depth(x, 2), (2, 4, 6, 3)),
+    "DepthToSpace": _grad(lambda api, x: api.nn.depth_to_space(x, 2), (2, 2, 3, 8)),
+    "MaxPoolWithArgmax": _grad(
+        lambda api, x: api.nn.max_pool_with_argmax(x, [1, 2, 2, 1], [1, 2, 2, 1], "SAME")[0],
+        (2, 5, 5, 3),
+    ),
+    "FractionalMaxPool": _grad(
+        lambda api, x: api.nn.fractional_max_pool(x, [1, 1.5, 1.7, 1], True, True, True, 3, 4)[0],
+        (2, 7, 9, 3),
+    ),
+    "FractionalAvgPool": _grad(
+        lambda api, x: api.nn.fractional_avg_pool(x, [1, 1.5, 1.7, 1], seed=3, deterministic=True)[
+            0
+        ],
+        (2, 7, 9, 3),
+    ),
+    "Dilation2D": _grad_of(
+        lambda api, x, f: api.nn.dilation2d(x, f, [1, 1, 2, 1], [1, 2, 1, 1], "SAME"),
+        lambda api: (_x(api, (2, 5, 6, 3)), _const(api, (2, 3, 3), 1, "f")),
+    ),
+    "LRN": _grad(lambda api, x: api.nn.lrn(x, 2, 1.5, 0.3, 0.75), (2, 3, 3, 7)),
+    "ExtractImagePatches": _grad(
+        lambda api, x: api.image.extract_patches(
+            x, [1, 2, 3, 1], [1, 2, 1, 1], [1, 1, 2, 1], "SAME"
+        ),
+        (2, 5, 6, 3),
+    ),
+}
+
+
+def _second_order(first, wrt_first, wrt_second, inputs):
+    """d/d(wrt_second) of sum(d sum(first(xs)^2) / d wrt_first): builds the gradients
+    of a convolution's backprop ops."""
+
+    def build(api):
+        xs = inputs(api)
+        y = first(api, *xs)
+        (g,) = api.gradients(api.reduce_sum(y * y), [xs[wrt_first]])
+        api.gradients(api.reduce_sum(g * g), [xs[wrt_second]])
+
+    return build
+
+
+NN_VARIANT_GRADIENT_CASES.update(
+    {
+        "DepthwiseConv2dNativeBackpropInput": _second_order(
+            lambda api, x, f: api.nn.depthwise_conv2d_native(x, f, [1, 1, 1, 1], "VALID"),
+            0,
+            1,
+            lambda api: (_x(api, (2, 5, 5, 3)), _x(api, (2, 2, 3, 2), "f")),
+        ),
+        "DepthwiseConv2dNativeBackpropFilter": _second_order(
+            lambda api, x, f: api.nn.depthwise_conv2d_native(x, f, [1, 2, 2, 1], "SAME"),
+            1,
+            0,
+            lambda api: (_x(api, (2, 5, 5, 3)), _x(api, (2, 2, 3, 2), "f")),
+        ),
+        "Conv3DBackpropFilterV2": _second_order(
+            lambda api, x, f: api.nn.conv3d(x, f, [1, 1, 1, 1, 1], "SAME"),
+            1,
+            0,
+            lambda api: (_x(api, (1, 3, 3, 3, 2)), _x(api, (2, 2, 2, 2, 3), "f")),
+        ),
+    }
+)
+NN_VARIANT_GRADIENT_CASES["ExtractVolumePatches"] = _grad(
+    lambda api, x: api.extract_volume_patches(x, [1, 2, 2, 3, 1], [1, 1, 2, 1, 1], "SAME"),
+    (2, 3, 4, 5, 2),
+)
+GRADIENT_CASES.update(NN_VARIANT_GRADIENT_CASES)
+
+
+NN_VARIANT_LAYER_CASES = {
+    "separable_conv2d": _layer_case(
+        lambda api, x: api.layers.separable_conv2d(x, 4, 2, padding="same", depth_multiplier=2)
+    ),
+    "separable_conv2d_dilated": _layer_case(
+        lambda api, x: api.layers.separable_conv2d(
+            x, 2, 2, dilation_rate=2, activation=api.nn.relu
+        ),
+        (2, 6, 5, 3),
+    ),
+    "separable_conv1d": _layer_case(
+        lambda api, x: api.layers.separable_conv1d(x, 2, 3, strides=2, padding="same"), (2, 7, 3)
+    ),
+    "conv3d_transpose": _layer_case(
+        lambda api, x: api.layers.conv3d_transpose(x, 2, 2, strides=2), (1, 2, 3, 3, 2)
+    ),
+    "conv3d_transpose_same": _layer_case(
+        lambda api, x: api.layers.conv3d_transpose(x, 3, [2, 3, 2], padding="same", use_bias=False),
+        (1, 2, 3, 3, 2),
+    ),
+}
+LAYER_CASES.update(NN_VARIANT_LAYER_CASES)

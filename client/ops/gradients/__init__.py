@@ -17,6 +17,7 @@ from client.ops.gradients import (  # noqa: F401  (imported for their registrati
     manip_grad,
     math_grad,
     nn_grad,
+    nn_variants_grad,
     segment_grad,
     sparse_grad,
     spectral_grad,

@@ -1,0 +1,259 @@
+"""Client API: tf.compat.v1.layers SeparableConv1D / SeparableConv2D (a depthwise then a
+pointwise convolution, tf.nn.separable_conv2d) and Conv3DTranspose
+(Conv3DBackpropInputV2), with tf_keras's variable names ("separable_conv2d/
+depthwise_kernel", ".../pointwise_kernel", ".../bias") and op layout."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from client.framework.op_builder import convert_to_tensor
+from client.layers.base import Layer
+from client.layers.convolutional import Conv3D, _channels_last, _padding, _tuple
+from client.ops import array_ops, init_ops, nn_conv_variants, nn_ops
+
+
+class _SeparableConv(Layer):
+    rank = 2
+
+    def __init__(
+        self,
+        filters: int,
+        kernel_size: Any,
+        strides: Any = 1,
+        padding: str = "valid",
+        data_format: str = "channels_last",
+        dilation_rate: Any = 1,
+        depth_multiplier: int = 1,
+        activation: Any = None,
+        use_bias: bool = True,
+        depthwise_initializer: Any = None,
+        pointwise_initializer: Any = None,
+        bias_initializer: Any = None,
+        depthwise_regularizer: Any = None,
+        pointwise_regularizer: Any = None,
+        bias_regularizer: Any = None,
+        activity_regularizer: Any = None,
+        depthwise_constraint: Any = None,
+        pointwise_constraint: Any = None,
+        bias_constraint: Any = None,
+        trainable: bool = True,
+        name: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(trainable=trainable, name=name, **kwargs)
+        self.filters = int(filters)
+        self.kernel_size = _tuple(kernel_size, self.rank)
+        self.strides = _tuple(strides, self.rank)
+        self.padding = _padding(padding)
+        self.channels_last = _channels_last(data_format)
+        self.dilation_rate = _tuple(dilation_rate, self.rank)
+        self.depth_multiplier = int(depth_multiplier)
+        self.activation = activation
+        self.use_bias = use_bias
+        self.depthwise_initializer = depthwise_initializer
+        self.pointwise_initializer = pointwise_initializer
+        self.bias_initializer = bias_initializer or init_ops.zeros_initializer()
+        self.depthwise_regularizer = depthwise_regularizer
+        self.pointwise_regularizer = pointwise_regularizer
+        self.bias_regularizer = bias_regularizer
+        self.depthwise_kernel: Any = None
+        self.pointwise_kernel: Any = None
+        self.bias: Any = None
+
+    def build(self, input_shape: Any) -> None:
+        c = input_shape[-1] if self.channels_last else input_shape[1]
+        if c is None:
+            raise ValueError("The channel dimension of the inputs should be defined. Found `None`.")
+        c = int(c)
+        self.depthwise_kernel = self.add_weight(
+            "depthwise_kernel",
+            [*self.kernel_size, c, self.depth_multiplier],
+            initializer=self.depthwise_initializer,
+            regularizer=self.depthwise_regularizer,
+        )
+        self.pointwise_kernel = self.add_weight(
+            "pointwise_kernel",
+            [1] * self.rank + [self.depth_multiplier * c, self.filters],
+            initializer=self.pointwise_initializer,
+            regularizer=self.pointwise_regularizer,
+        )
+        if self.use_bias:
+            self.bias = self.add_weight(
+                "bias",
+                [self.filters],
+                initializer=self.bias_initializer,
+                regularizer=self.bias_regularizer,
+            )
+
+    def _separable(self, x: Any, dk: Any, pk: Any, strides: tuple, rate: tuple) -> Any:
+        fmt = "NHWC" if self.channels_last else "NCHW"
+        s = [1, *strides, 1] if self.channels_last else [1, 1, *strides]
+        out = nn_conv_variants.separable_conv2d(
+            x, dk, pk, s, self.padding, rate=list(rate), data_format=fmt
+        )
+        if self.use_bias:
+            out = nn_ops.bias_add(out, self.bias, data_format=fmt)
+        return out
+
+
+class SeparableConv2D(_SeparableConv):
+    rank = 2
+
+    def call(self, inputs: Any) -> Any:
+        out = self._separable(
+            convert_to_tensor(inputs),
+            self.depthwise_kernel,
+            self.pointwise_kernel,
+            self.strides,
+            self.dilation_rate,
+        )
+        return out if self.activation is None else self.activation(out)
+
+
+class SeparableConv1D(_SeparableConv):
+    """tf_keras's: the input, kernels expanded to 2-D (ExpandDims), the 2-D separable
+    convolution and bias, then Squeeze."""
+
+    rank = 1
+
+    def call(self, inputs: Any) -> Any:
+        spatial = 1 if self.channels_last else 2
+        x = array_ops.expand_dims(convert_to_tensor(inputs), spatial)
+        dk = array_ops.expand_dims(self.depthwise_kernel, 0)
+        pk = array_ops.expand_dims(self.pointwise_kernel, 0)
+        out = self._separable(x, dk, pk, self.strides * 2, (1, *self.dilation_rate))
+        out = array_ops.squeeze(out, [spatial])
+        return out if self.activation is None else self.activation(out)
+
+
+class Conv3DTranspose(Conv3D):
+    """tf_keras's Conv3DTranspose: the output size from the input's dynamic shape
+    (deconv_output_length), Conv3DBackpropInputV2, the static shape set, BiasAdd.
+    Kernel is [kd, kh, kw, filters, in_channels]."""
+
+    def _kernel_shape(self, in_channels: int) -> list[int]:
+        return [*self.kernel_size, self.filters, in_channels]
+
+    def call(self, inputs: Any) -> Any:
+        if not self.channels_last:
+            raise ValueError("Conv3DTranspose: only channels_last is supported on CPU")
+        inputs = convert_to_tensor(inputs)
+        shape = array_ops.shape(inputs)
+        batch, spatial = shape[0], [shape[1], shape[2], shape[3]]
+        valid = self.padding == "VALID"
+
+        def out_len(n: Any, k: int, s: int) -> Any:
+            return n * s + max(k - s, 0) if valid else n * s
+
+        lengths = [out_len(n, k, s) for n, k, s in zip(spatial, self.kernel_size, self.strides)]
+        out_shape = array_ops.stack([batch, *lengths, self.filters])
+        outputs = nn_conv_variants.conv3d_transpose(
+            inputs, self.kernel, out_shape, [1, *self.strides, 1], padding=self.padding
+        )
+        if inputs.shape.ndims:
+            dims = inputs.shape.as_list()
+            static = [
+                None if n is None else out_len(n, k, s)
+                for n, k, s in zip(dims[1:4], self.kernel_size, self.strides)
+            ]
+            outputs.set_shape([dims[0], *static, self.filters])
+        if self.use_bias:
+            outputs = nn_ops.bias_add(outputs, self.bias, data_format="NHWC")
+        return self._activate(outputs)
+
+
+def _separable_fn(cls: type) -> Any:
+    def fn(
+        inputs: Any,
+        filters: int,
+        kernel_size: Any,
+        strides: Any = 1,
+        padding: str = "valid",
+        data_format: str = "channels_last",
+        dilation_rate: Any = 1,
+        depth_multiplier: int = 1,
+        activation: Any = None,
+        use_bias: bool = True,
+        depthwise_initializer: Any = None,
+        pointwise_initializer: Any = None,
+        bias_initializer: Any = None,
+        depthwise_regularizer: Any = None,
+        pointwise_regularizer: Any = None,
+        bias_regularizer: Any = None,
+        activity_regularizer: Any = None,
+        depthwise_constraint: Any = None,
+        pointwise_constraint: Any = None,
+        bias_constraint: Any = None,
+        trainable: bool = True,
+        name: str | None = None,
+        reuse: Any = None,
+    ) -> Any:
+        layer = cls(
+            filters,
+            kernel_size,
+            strides=strides,
+            padding=padding,
+            data_format=data_format,
+            dilation_rate=dilation_rate,
+            depth_multiplier=depth_multiplier,
+            activation=activation,
+            use_bias=use_bias,
+            depthwise_initializer=depthwise_initializer,
+            pointwise_initializer=pointwise_initializer,
+            bias_initializer=bias_initializer,
+            depthwise_regularizer=depthwise_regularizer,
+            pointwise_regularizer=pointwise_regularizer,
+            bias_regularizer=bias_regularizer,
+            trainable=trainable,
+            name=name,
+            _reuse=reuse,
+            _scope=name,
+        )
+        return layer(inputs)
+
+    return fn
+
+
+separable_conv1d = _separable_fn(SeparableConv1D)
+separable_conv2d = _separable_fn(SeparableConv2D)
+
+
+def conv3d_transpose(
+    inputs: Any,
+    filters: int,
+    kernel_size: Any,
+    strides: Any = (1, 1, 1),
+    padding: str = "valid",
+    data_format: str = "channels_last",
+    activation: Any = None,
+    use_bias: bool = True,
+    kernel_initializer: Any = None,
+    bias_initializer: Any = None,
+    kernel_regularizer: Any = None,
+    bias_regularizer: Any = None,
+    activity_regularizer: Any = None,
+    kernel_constraint: Any = None,
+    bias_constraint: Any = None,
+    trainable: bool = True,
+    name: str | None = None,
+    reuse: Any = None,
+) -> Any:
+    layer = Conv3DTranspose(
+        filters,
+        kernel_size,
+        strides=strides,
+        padding=padding,
+        data_format=data_format,
+        activation=activation,
+        use_bias=use_bias,
+        kernel_initializer=kernel_initializer,
+        bias_initializer=bias_initializer,
+        kernel_regularizer=kernel_regularizer,
+        bias_regularizer=bias_regularizer,
+        trainable=trainable,
+        name=name,
+        _reuse=reuse,
+        _scope=name,
+    )
+    return layer(inputs)
