@@ -634,3 +634,7 @@ _special_names += [
     for f in ["i0", "i0e", "i1", "i1e", "j0", "j1", "k0", "k0e", "k1", "k1e", "y0", "y1"]
 ]
 math.special = _NS(**{n: getattr(_special, n) for n in _special_names})
+
+# isort: split
+# tf.compat.v1.distributions (TF1's deprecated distributions library).
+from client import distributions  # noqa: E402, F401

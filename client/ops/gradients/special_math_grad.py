@@ -1,7 +1,7 @@
-"""Client, gradients: special functions (the part of TensorFlow's math_grad.py for Lgamma,
-Digamma, Igamma/Igammac, Betainc (w.r.t. x only), Zeta and Polygamma (w.r.t. their second
-argument), Erfinv, Ndtri, Dawsn, Expint, Fresnel*, Spence and the Bessel functions),
-written with the same ops in the same order so values agree with TF's."""
+"""Client, gradients: special functions (the part of TensorFlow's math_grad.py for Xlogy,
+Xlog1py, Xdivy, Lgamma, Digamma, Igamma/Igammac, Betainc (w.r.t. x only), Zeta and
+Polygamma (w.r.t. their second argument), Erfinv, Ndtri, Dawsn, Expint, Fresnel*, Spence
+and the Bessel functions), the same ops in the same order so values agree with TF's."""
 
 from __future__ import annotations
 
@@ -147,3 +147,27 @@ def _polygamma_grad(op: Any, grad: Any) -> Any:
     with _ops.control_dependencies([grad]):
         partial_x = sm.polygamma(n + 1, x)
         return None, reduce_to(partial_x * grad, rx, sx)
+
+
+def _x_op_grad(partial_x: str, partial_y: Any) -> Any:
+    """TF's _XLogyGrad / _XLog1pyGrad / _XDivyGrad: d/dx is `partial_x`(x != 0, y)."""
+
+    def grad_fn(op: Any, grad: Any) -> Any:
+        x, y = op.inputs
+        sx, sy, rx, ry = _broadcast_args(x, y)
+        with _ops.control_dependencies([grad]):
+            not_zero_x = math_ops.cast(
+                math_ops.not_equal(x, math_ops.cast(0.0, dtype=x.dtype)), dtype=x.dtype
+            )
+            px = op1(partial_x, [not_zero_x, y])
+            py = partial_y(x, y)
+            return reduce_to(px * grad, rx, sx), reduce_to(py * grad, ry, sy)
+
+    return grad_fn
+
+
+RegisterGradient("Xlogy")(_x_op_grad("Xlogy", lambda x, y: op1("Xdivy", [x, y])))
+RegisterGradient("Xlog1py")(_x_op_grad("Xlog1py", lambda x, y: op1("Xdivy", [x, y + 1.0])))
+RegisterGradient("Xdivy")(
+    _x_op_grad("Xdivy", lambda x, y: op1("Xdivy", [math_ops.negative(x), y**2]))
+)
