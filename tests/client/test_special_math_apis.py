@@ -115,3 +115,25 @@ def test_betainc_shape_inference_as_tensorflow():
             assert api.betainc(1.0, 2.0, 0.5).shape.ndims == 0
             with pytest.raises(ValueError):
                 api.betainc(api.ones([2, 3]), api.ones([3]), 0.5)
+
+
+@pytest.mark.parametrize("op", ["betainc", "zeta"])
+def test_runtime_shape_errors_name_the_node_as_tensorflow(op):
+    tf = pytest.importorskip("tensorflow").compat.v1
+    import client
+
+    messages = []
+    for api in (tf, client):
+        with api.Graph().as_default():
+            a = api.placeholder(api.float64)
+            b = api.placeholder(api.float64)
+            if op == "betainc":
+                z = api.betainc(a, b, 0.5, name="bad")
+            else:
+                z = api.math.zeta(a, b, name="bad")
+            with api.Session() as sess, pytest.raises(api.errors.InvalidArgumentError) as e:
+                sess.run(z, {a: np.ones(2), b: np.ones(3)})
+            messages.append(e.value.message)
+    want = "Shapes of a and b are inconsistent" if op == "betainc" else "Incompatible shapes"
+    for m in messages:
+        assert want in m and "[2] vs. [3]" in m and "{{node bad}}" in m
