@@ -1,6 +1,6 @@
 """Client, tf.compat.v1.distributions: logits/probs families (TensorFlow's bernoulli.py,
 categorical.py, multinomial.py), TF's formulas in TF's order. `validate_args` assertions
-are not built; Multinomial has no sampler here."""
+are not built."""
 
 from __future__ import annotations
 
@@ -238,6 +238,28 @@ class Multinomial(Distribution):
 
     def _event_shape(self) -> TensorShape:
         return self._mean_val.shape[-1:]
+
+    def _sample_n(self, n: Any, seed: Any = None) -> Any:
+        from client.ops.functional_ops import map_fn
+
+        n_draws = math_ops.cast(self.total_count, dtype=dtypes.int32)
+        k = self.event_shape_tensor()[0]
+        # total_count and logits broadcast to one batch shape, then flattened
+        n_draws = array_ops.ones_like(self.logits[..., 0], dtype=n_draws.dtype) * n_draws
+        logits = array_ops.ones_like(n_draws[..., None], dtype=self.logits.dtype) * self.logits
+        flat_logits = array_ops.reshape(logits, [-1, k])
+        flat_ndraws = n * array_ops.reshape(n_draws, [-1])
+
+        def _sample_single(args: Any) -> Any:
+            logits, n_draw = args[0], args[1]
+            x = random_ops.multinomial(logits[None, ...], n_draw, seed)
+            x = array_ops.reshape(x, shape=[n, -1])
+            return math_ops.reduce_sum(array_ops.one_hot(x, depth=k), axis=-2)
+
+        x = map_fn(_sample_single, [flat_logits, flat_ndraws], dtype=self.dtype)
+        x = array_ops.transpose(x, perm=[1, 0, 2])
+        final_shape = array_ops.concat([[n], self.batch_shape_tensor(), [k]], 0)
+        return array_ops.reshape(x, final_shape)
 
     def _log_prob(self, counts: Any) -> Any:
         unnormalized = math_ops.reduce_sum(counts * nn_ops.log_softmax(self.logits), -1)
