@@ -627,6 +627,7 @@ for _name in ("igamma", "igammac"):
 for _name in ("bessel_i0", "bessel_i0e", "bessel_i1", "bessel_i1e"):
     setattr(math, _name, getattr(_special, _name))
 math.erf, math.erfc, math.lgamma, math.digamma = erf, erfc, lgamma, digamma
+math.xlogy, math.xlog1py, math.xdivy = _special.math_ops.xlogy, _special.xlog1py, _special.xdivy
 # (a list: `tuple` here is tf.tuple)
 _special_names = ["dawsn", "expint", "fresnel_cos", "fresnel_sin", "spence"]
 _special_names += [

@@ -1,7 +1,7 @@
 """Client, graph building: special functions (tf.math.betainc, zeta, polygamma, erfinv,
-erfcinv, ndtri, lbeta, igamma, igammac, tf.math.special.*), named as TensorFlow's math_ops /
-special_math_ops / gen_math_ops name them (a raw op keeps its type as its name; a wrapper
-opens its snake_case scope)."""
+erfcinv, ndtri, lbeta, igamma, igammac, xlog1py, xdivy, tf.math.special.*), named as
+TensorFlow's math_ops / special_math_ops / gen_math_ops name them (a raw op keeps its type
+as its name; a wrapper opens its snake_case scope)."""
 
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ def _betainc_shape(op: Any) -> list[Any]:
 
 for _op in _UNARY_OPS:
     shape_fns.SHAPE_FNS[_op] = lambda op: [op.inputs[0].shape]
-for _op in ("Zeta", "Polygamma", "Igamma", "Igammac", "IgammaGradA"):
+for _op in ("Zeta", "Polygamma", "Igamma", "Igammac", "IgammaGradA", "Xlog1py"):
     shape_fns.SHAPE_FNS[_op] = lambda op: [
         shape_fns.broadcast_shapes(op.inputs[0].shape, op.inputs[1].shape)
     ]
@@ -108,6 +108,19 @@ bessel_k1 = _scoped("BesselK1", "bessel_k1")
 bessel_k1e = _scoped("BesselK1e", "bessel_k1e")
 bessel_y0 = _scoped("BesselY0", "bessel_y0")
 bessel_y1 = _scoped("BesselY1", "bessel_y1")
+
+
+def _scoped_binary(op_type: str, scope_name: str):
+    def fn(x: Any, y: Any, name: str | None = None) -> Any:
+        with _ops.name_scope(name, scope_name, [x]):
+            return apply_op(op_type, [x, y], {}).outputs[0]
+
+    fn.__name__ = scope_name
+    return fn
+
+
+xlog1py = _scoped_binary("Xlog1py", "xlog1py")
+xdivy = _scoped_binary("Xdivy", "xdivy")
 
 
 def erfcinv(x: Any, name: str | None = None) -> Any:

@@ -121,14 +121,9 @@ def _betainc_grad(op: Any, grad: Any) -> Any:
     _, rx = apply_op("BroadcastGradientArgs", [sa, sx]).outputs
     log_beta = op1("Lgamma", [a]) + op1("Lgamma", [b]) - op1("Lgamma", [a + b])
     partial_x = math_ops.exp(
-        _xlog1py(b - 1, -x) + math_ops.xlogy(a - 1, x) - log_beta
+        sm.xlog1py(b - 1, -x) + math_ops.xlogy(a - 1, x) - log_beta
     )  # the integrand x^(a-1) (1-x)^(b-1) / B(a, b)
     return None, None, reduce_to(partial_x * grad, rx, sx)
-
-
-def _xlog1py(x: Any, y: Any) -> Any:
-    with _ops.name_scope(None, "xlog1py", [x]):
-        return op1("Xlog1py", [x, y])
 
 
 @RegisterGradient("Zeta")
