@@ -649,9 +649,39 @@ for _name in ("rfft", "irfft", "rfft2d", "irfft2d", "rfft3d", "irfft3d"):
 math.complex, math.real, math.imag = complex, real, imag
 
 # tf.extract_image_patches, tf.extract_volume_patches, tf.space_to_depth, tf.depth_to_space.
+# Special functions: tf.math.* and tf.math.special.*, TF1's top-level betainc/zeta/...
+from client.ops import special_math_ops as _special  # noqa: E402
 from client.ops.nn_conv_variants import (  # noqa: E402, F401
     depth_to_space,
     extract_image_patches,
     extract_volume_patches,
     space_to_depth,
 )
+from client.ops.special_math_ops import (  # noqa: E402, F401
+    betainc,
+    igamma,
+    igammac,
+    lbeta,
+    polygamma,
+    zeta,
+)
+
+for _name in ("betainc", "zeta", "polygamma", "erfinv", "erfcinv", "ndtri", "lbeta"):
+    setattr(math, _name, getattr(_special, _name))
+for _name in ("igamma", "igammac"):
+    setattr(math, _name, getattr(_special, _name))
+for _name in ("bessel_i0", "bessel_i0e", "bessel_i1", "bessel_i1e"):
+    setattr(math, _name, getattr(_special, _name))
+math.erf, math.erfc, math.lgamma, math.digamma = erf, erfc, lgamma, digamma
+math.xlogy, math.xlog1py, math.xdivy = _special.math_ops.xlogy, _special.xlog1py, _special.xdivy
+# (a list: `tuple` here is tf.tuple)
+_special_names = ["dawsn", "expint", "fresnel_cos", "fresnel_sin", "spence"]
+_special_names += [
+    f"bessel_{f}"
+    for f in ["i0", "i0e", "i1", "i1e", "j0", "j1", "k0", "k0e", "k1", "k1e", "y0", "y1"]
+]
+math.special = _NS(**{n: getattr(_special, n) for n in _special_names})
+
+# isort: split
+# tf.compat.v1.distributions (TF1's deprecated distributions library).
+from client import distributions  # noqa: E402, F401

@@ -23,12 +23,16 @@ def sequence_mask(
             maxlen = math_ops.maximum(convert_to_tensor(0, dtype=maxlen.dtype), maxlen)
         else:
             maxlen = convert_to_tensor(maxlen)
-        row_vector = math_ops.range(
-            convert_to_tensor(0, dtype=maxlen.dtype),
-            maxlen,
-            convert_to_tensor(1, dtype=maxlen.dtype),
-        )
-        matrix = math_ops.cast(array_ops.expand_dims(lengths, -1), maxlen.dtype)
+        # gen_math_ops._range, as TF's: a raw Range node (no "range" scope)
+        start = convert_to_tensor(0, dtype=maxlen.dtype)
+        delta = convert_to_tensor(1, dtype=maxlen.dtype)
+        row_vector = apply_op("Range", [start, maxlen, delta], {}).outputs[0]
+        # gen_math_ops.cast, as TF's: a Cast node even when the dtype already matches
+        matrix = apply_op(
+            "Cast",
+            [array_ops.expand_dims(lengths, -1)],
+            {"DstT": maxlen.dtype.base_dtype, "Truncate": False},
+        ).outputs[0]
         result = row_vector < matrix
         if dtype is None or dtypes.as_dtype(dtype) == dtypes.bool:
             return result

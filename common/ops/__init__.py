@@ -75,6 +75,7 @@ from common.ops import (  # noqa: F401  (imported for their registrations)
     sparse_segment_ops,
     sparse_serialize_ops,
     sparse_to_dense_ops,
+    special_math_ops,
     state_ops,
     stateful_random_ops,
     stateless_random_ops,

@@ -9,14 +9,15 @@ computed in float32 and rounded once; results always have the op's output dtype.
 
 from __future__ import annotations
 
-import math
 import operator
 from collections.abc import Callable
 
 import numpy as np
+import scipy.special as sp
 
 from common.errors import InvalidArgumentError
 from common.ops import math_util as mu
+from common.ops import special_math_ops
 from common.ops.registry import KernelConstruction, register_kernel, register_op
 
 # Type sets, spelled and ordered as in TensorFlow's math_ops.cc.
@@ -330,47 +331,6 @@ def _popcount(x: np.ndarray) -> np.ndarray:
     return np.bitwise_count(x.view(f"u{x.dtype.itemsize}"))
 
 
-def _special(scipy_name: str, scalar: Callable[[float], float] | None) -> Fn:
-    """scipy.special's ufunc when scipy is installed (it is not a dependency), else a
-    numpy fallback: the `math` scalar function elementwise, or `_digamma`."""
-    try:
-        import scipy.special
-
-        return getattr(scipy.special, scipy_name)
-    except ImportError:
-        pass
-    if scalar is None:
-        return _digamma
-    vec = np.frompyfunc(lambda v: _math_or_inf(scalar, v), 1, 1)
-    return lambda x: vec(x).astype(x.dtype)
-
-
-def _math_or_inf(fn: Callable[[float], float], v: float) -> float:
-    try:
-        return fn(v)
-    except (ValueError, OverflowError):
-        return math.inf
-
-
-def _digamma(x: np.ndarray) -> np.ndarray:
-    """psi(x): reflection for x < 0.5, recurrence up to x >= 6, then the asymptotic series."""
-    x = np.asarray(x, np.float64)
-    reflect = x < 0.5
-    z = np.where(reflect, 1 - x, x)
-    acc = np.zeros_like(z)
-    for _ in range(6):
-        small = z < 6
-        acc -= np.where(small, 1 / z, 0)
-        z = np.where(small, z + 1, z)
-    inv2 = 1 / (z * z)
-    series = inv2 * (1 / 12 - inv2 * (1 / 120 - inv2 * (1 / 252 - inv2 * (1 / 240 - inv2 / 132))))
-    psi = acc + np.log(z) - 0.5 / z - series
-    with np.errstate(all="ignore"):
-        psi_reflect = psi - np.pi / np.tan(np.pi * x)
-    out = np.where(reflect, psi_reflect, psi)
-    return np.where((x <= 0) & (x == np.floor(x)), np.nan, out)
-
-
 def _register_unary() -> None:
     simple: list[tuple[str, str, Fn]] = [
         ("Abs", _SIGNED, np.abs),
@@ -402,10 +362,10 @@ def _register_unary() -> None:
         ("Ceil", _FLT, np.ceil),
         ("Reciprocal", _SIGNED_CPLX, _reciprocal),
         ("Inv", _SIGNED_CPLX, _reciprocal),
-        ("Erf", _FLT, _special("erf", math.erf)),
-        ("Erfc", _FLT, _special("erfc", math.erfc)),
-        ("Lgamma", _FLT, _special("gammaln", math.lgamma)),
-        ("Digamma", _FLT, _special("psi", None)),
+        ("Erf", _FLT, sp.erf),
+        ("Erfc", _FLT, sp.erfc),
+        ("Lgamma", _FLT, sp.gammaln),
+        ("Digamma", _FLT, special_math_ops.digamma),
         ("Invert", _INTS, np.invert),
     ]
     for name, types, fn in simple:

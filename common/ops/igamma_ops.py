@@ -6,8 +6,7 @@ with respect to alpha), elementwise with broadcasting.
 P and Q are scipy.special's gammainc/gammaincc. dP/da is computed in float64: by its
 power series where x < a + 1 (all terms positive) and from Q's integral representation
 dQ/da = (1/G(a)) * int_x^inf log(t) t^(a-1) e^-t dt - psi(a) Q elsewhere (no cancellation
-where P is close to 1). scipy is needed only when these ops run. Pure functions: safe
-from any thread.
+where P is close to 1). Pure functions: safe from any thread.
 """
 
 from __future__ import annotations
@@ -15,28 +14,17 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+import scipy.integrate
+import scipy.special as sp
 
-from common.errors import UnimplementedError
 from common.ops import math_util as mu
 from common.ops.registry import KernelConstruction, OpKernelContext, register_kernel, register_op
 
 _SERIES_TERMS = 2000  # x < a + 1: the ratio x / (a + n) falls below 1 from the start
 
 
-def _scipy_special():
-    try:
-        import scipy.special
-    except ImportError as e:
-        raise UnimplementedError(
-            "the incomplete gamma ops (Igamma, Igammac, IgammaGradA, RandomGammaGrad) "
-            "need scipy, which is not installed"
-        ) from e
-    return scipy.special
-
-
 def _der_a_series(a: float, x: float) -> float:
     """dP/da from P = x^a e^-x / G(a+1) * sum_n x^n / ((a+1)...(a+n))."""
-    sp = _scipy_special()
     term, total, d_total, harmonic = 1.0, 1.0, 0.0, 0.0
     for n in range(1, _SERIES_TERMS):
         term *= x / (a + n)
@@ -51,9 +39,6 @@ def _der_a_series(a: float, x: float) -> float:
 
 def _der_a_integral(a: float, x: float) -> float:
     """dP/da = -dQ/da = psi(a) Q - (1/G(a)) int_x^inf log(t) t^(a-1) e^-t dt."""
-    import scipy.integrate
-
-    sp = _scipy_special()
     lg = sp.gammaln(a)
 
     def integrand(t: float) -> float:
@@ -83,7 +68,6 @@ def igamma_der_a(a: np.ndarray, x: np.ndarray) -> np.ndarray:
 
 def random_gamma_grad(alpha: np.ndarray, sample: np.ndarray) -> np.ndarray:
     """d sample / d alpha = -(dP/dalpha) / pdf(sample; alpha), 0 at sample 0 and inf."""
-    sp = _scipy_special()
     alpha, sample = np.broadcast_arrays(
         np.asarray(alpha, np.float64), np.asarray(sample, np.float64)
     )
@@ -114,7 +98,7 @@ def _special(name: str) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
     """scipy's P or Q with Eigen's domain: NaN for x < 0 or a <= 0, except P(a, 0) = 0."""
 
     def fn(a: np.ndarray, x: np.ndarray) -> np.ndarray:
-        z = getattr(_scipy_special(), name)(a, x)
+        z = getattr(sp, name)(a, x)
         z = np.where((x < 0) | (a <= 0) | np.isnan(a) | np.isnan(x), np.nan, z)
         return np.where((x == 0) & (name == "gammainc"), 0.0, z)
 

@@ -424,6 +424,25 @@ GRADIENT_CASES = {
     "BatchToSpace": _grad(lambda api, x: api.batch_to_space(x, [[0, 0], [0, 0]], 2), (4, 1, 1, 1)),
 }
 
+# Special functions (client/ops/special_math_ops.py) and the x*log(y)-style ops.
+_SPECIAL_UNARY = ["erfinv", "ndtri", "lgamma", "digamma", "bessel_i0e", "bessel_i1e"]
+_SPECIAL_UNARY += ["bessel_i0", "bessel_i1"]
+_SPECIAL = ["dawsn", "expint", "fresnel_cos", "fresnel_sin", "spence"]
+_SPECIAL += [f"bessel_{f}" for f in ("j0", "j1", "k0", "k0e", "k1", "k1e", "y0", "y1")]
+GRADIENT_CASES.update(
+    {f"math_{n}": _grad(lambda api, x, n=n: getattr(api.math, n)(x)) for n in _SPECIAL_UNARY}
+)
+GRADIENT_CASES.update(
+    {f"special_{n}": _grad(lambda api, x, n=n: getattr(api.math.special, n)(x)) for n in _SPECIAL}
+)
+GRADIENT_CASES.update(
+    {
+        f"math_{n}": _grad(lambda api, x, y, n=n: getattr(api.math, n)(x, y), n_inputs=2)
+        for n in ("igamma", "igammac", "zeta", "polygamma", "xlogy", "xlog1py", "xdivy")
+    }
+)
+GRADIENT_CASES["math_betainc"] = _grad(lambda api, a, b, x: api.math.betainc(a, b, x), n_inputs=3)
+
 
 def _fill_likes(api):
     x = _x(api)

@@ -20,6 +20,7 @@ from client.ops.gradients import (  # noqa: F401  (imported for their registrati
     nn_variants_grad,
     segment_grad,
     sparse_grad,
+    special_math_grad,
     spectral_grad,
     tensor_array_grad,
 )
