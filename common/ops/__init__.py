@@ -3,6 +3,7 @@
 from common.ops import (  # noqa: F401  (imported for their registrations)
     accumulator_ops,
     array_ops,
+    barrier_ops,
     base64_ops,
     bincount_ops,
     candidate_sampling_ops,
@@ -47,6 +48,7 @@ from common.ops import (  # noqa: F401  (imported for their registrations)
     optional_ops,
     parsing_ops,
     pool_argmax_ops,
+    priority_queue_ops,
     queue_ops,
     random_binomial_ops,
     random_ops,
@@ -62,6 +64,7 @@ from common.ops import (  # noqa: F401  (imported for their registrations)
     sparse_to_dense_ops,
     state_ops,
     stateful_random_ops,
+    staging_ops,
     stateless_random_ops,
     string_ops,
     summary_media_ops,

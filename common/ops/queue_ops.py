@@ -146,7 +146,8 @@ class Queue:
                     f"{shape_str(c.shape)}"
                 )
             self.check_element_shape(i, c.shape[1:])
-        return [tuple(c[k] for c in components) for k in range(n)]
+        # c[k] of a string batch is a bare bytes object: keep it a DT_STRING scalar.
+        return [tuple(_row(c, k) for c in components) for k in range(n)]
 
     # -- batches --------------------------------------------------------------------------
     def can_take(self, n: int) -> bool:
@@ -361,6 +362,11 @@ class RandomShuffleQueue(Queue):
             return (list(items[0]) if a.count < 0 else self.batch(items)), None
         except OpError as e:
             return None, e
+
+
+def _row(component: np.ndarray, k: int) -> Any:
+    row = component[k]
+    return np.array(row, dtype=object) if component.dtype == object else row
 
 
 def _run(finished: list[tuple[_Attempt, Any, Any]]) -> None:
