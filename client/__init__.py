@@ -607,3 +607,15 @@ lookup = _NS(
     experimental=_NS(MutableHashTable=_lookup_ops.MutableHashTable),
 )
 initializers.tables_initializer = tables_initializer
+
+# isort: split
+# tf.PriorityQueue and tf.queue (TF1's queue classes under their v2 namespace).
+from client.ops.data_flow_extra import PriorityQueue  # noqa: E402, F401
+
+queue = _NS(
+    QueueBase=QueueBase,
+    FIFOQueue=FIFOQueue,
+    PaddingFIFOQueue=PaddingFIFOQueue,
+    RandomShuffleQueue=RandomShuffleQueue,
+    PriorityQueue=PriorityQueue,
+)
