@@ -39,6 +39,7 @@ from common.ops import (  # noqa: F401  (imported for their registrations)
     logging_ops,
     logsumexp_scan_ops,
     lookup_ops,
+    lookup_text_file_ops,
     manip_ops,
     math_ops,
     matrix_diag_ops,
