@@ -619,3 +619,8 @@ queue = _NS(
     RandomShuffleQueue=RandomShuffleQueue,
     PriorityQueue=PriorityQueue,
 )
+
+# isort: split
+# Vocabulary-file tables: tf.lookup.TextFileInitializer and tf.lookup.TextFileIndex.
+lookup.TextFileInitializer = _lookup_ops.TextFileInitializer
+lookup.TextFileIndex = _lookup_ops.TextFileIndex
