@@ -1,8 +1,9 @@
-"""Integration, staging areas and priority queues through a real cluster: a producer on
+"""Integration, staging areas, priority queues and vocabulary tables through a real cluster: a producer on
 worker 0 stages tensors and enqueues them by priority; a consumer on worker 1 reads them
 (the values cross workers). Built once by TensorFlow's own client (tf.compat.v1.Session
 against OUR master, processes started through the CLIs) and once by ours; both compared
-with TensorFlow's local session."""
+with TensorFlow's local session. A vocabulary file table lives on the ps and is
+read from worker 1."""
 
 from __future__ import annotations
 
@@ -75,3 +76,38 @@ def test_staging_and_priority_queue_across_workers_with_both_clients(shared_clus
             np.testing.assert_allclose(a, b, rtol=1e-6)
     # Smallest priority first: sums 4, 0.5, 2.25 -> priorities 40, 5, 22.
     np.testing.assert_array_equal(want[3], [5, 22, 40])
+
+
+PS = "/job:ps/task:0"
+WORDS = ["the", "cat", "sat", "on", "mat"]
+
+
+def _vocabulary(api, lookup, vocab: str, target: str, dev) -> list:
+    g = api.Graph()
+    with g.as_default():
+        with dev(PS):
+            table = lookup.index_table_from_file(vocab, key_column_index=0)
+            back = lookup.index_to_string_table_from_file(vocab, value_column_index=0)
+        with dev(W1):
+            words = api.placeholder(api.string, [None], name="words")
+            ids = table.lookup(words)
+            again = back.lookup(ids)
+        init = api.tables_initializer()
+    with api.Session(target, graph=g) as sess:
+        sess.run(init)
+        return sess.run([ids, again, table.size()], {words: ["mat", "dog", "the"]})
+
+
+def test_vocabulary_file_table_on_ps_with_both_clients(shared_cluster, tmp_path):
+    from tensorflow.python.ops import lookup_ops as tf_lookup
+
+    from client.ops import lookup_ops as ours_lookup
+
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("".join(f"{w}\t{i}\n" for i, w in enumerate(WORDS)))
+    want = _vocabulary(tf1, tf_lookup, str(vocab), "", _no_device)
+    np.testing.assert_array_equal(want[0], [4, -1, 0])
+    for api, lookup in ((tf1, tf_lookup), (ours, ours_lookup)):
+        got = _vocabulary(api, lookup, str(vocab), shared_cluster.target, api.device)
+        for a, b in zip(got, want, strict=True):
+            np.testing.assert_array_equal(a, b)
