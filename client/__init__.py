@@ -624,3 +624,4 @@ queue = _NS(
 # Vocabulary-file tables: tf.lookup.TextFileInitializer and tf.lookup.TextFileIndex.
 lookup.TextFileInitializer = _lookup_ops.TextFileInitializer
 lookup.TextFileIndex = _lookup_ops.TextFileIndex
+lookup.experimental.DenseHashTable = _lookup_ops.DenseHashTable

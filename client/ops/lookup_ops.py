@@ -586,3 +586,42 @@ def index_to_string_table_from_tensor(
         init = KeyValueTensorInitializer(keys, vocabulary_list, _dtypes.int64, _dtypes.string,
                                          name="table_init")  # fmt: skip
         return StaticHashTable(init, default_value)
+
+
+class DenseHashTable(MutableHashTable):
+    """tf.lookup.experimental.DenseHashTable: a MutableDenseHashTableV2 whose empty_key and
+    deleted_key may not be used as keys; otherwise used as a MutableHashTable is."""
+
+    def __init__(
+        self,
+        key_dtype: Any,
+        value_dtype: Any,
+        default_value: Any,
+        empty_key: Any,
+        deleted_key: Any,
+        initial_num_buckets: int | None = None,
+        name: str = "MutableDenseHashTable",
+        checkpoint: bool = True,
+    ) -> None:
+        self.key_dtype = _dtypes.as_dtype(key_dtype)
+        self.value_dtype = _dtypes.as_dtype(value_dtype)
+        self._default_value = convert_to_tensor(
+            default_value, dtype=self.value_dtype, name="default_value"
+        )
+        self._value_shape = self._default_value.shape
+        self._checkpoint, self._name = checkpoint, name
+        empty = convert_to_tensor(empty_key, dtype=self.key_dtype, name="empty_key")
+        deleted = convert_to_tensor(deleted_key, dtype=self.key_dtype, name="deleted_key")
+        attrs: dict[str, Any] = {
+            "use_node_name_sharing": checkpoint,
+            "key_dtype": self.key_dtype,
+            "value_dtype": self.value_dtype,
+            "value_shape": self._value_shape,
+        }
+        if initial_num_buckets is not None:
+            attrs["initial_num_buckets"] = initial_num_buckets
+        op = apply_op("MutableDenseHashTableV2", [empty, deleted], attrs, name=name)
+        self._resource_handle = op.outputs[0]
+        self._table_name = op.name.split("/")[-1]
+        if checkpoint:
+            self.export()  # as TF's _Saveable builds it

@@ -107,7 +107,7 @@ def lookup_or_create(
 
 def resource_op_kernel(
     k: KernelConstruction,
-    make: Callable[[str], Any],
+    make: Callable[..., Any],
     *,
     kind: type,
     what: str,
@@ -115,12 +115,14 @@ def resource_op_kernel(
     verify: Callable[..., None] | None = None,
     use_node_name: bool = False,
     ref: bool = False,
+    with_inputs: bool = False,
 ) -> Callable[[OpKernelContext, list], list]:
     """The compute function of a kernel that outputs its resource (ResourceOpKernel): made
     once per kernel; its output is a DT_RESOURCE handle, or the object itself on a
     Ref(string) edge (`ref`), as a TF1 handle-by-ref op passes it.
 
-    make(name) builds the resource; verify(found, name=name) checks one found in place."""
+    make(name) builds the resource (make(name, inputs) `with_inputs`, for ops whose inputs
+    configure it); verify(found, name=name) checks one found in place."""
     cached: list[Any] = []
     lock = threading.Lock()
 
@@ -130,8 +132,9 @@ def resource_op_kernel(
                 rm = ctx.step.resource_mgr
                 container, name = container_info(k, rm, use_node_name)
                 check = None if verify is None else functools.partial(verify, name=name)
+                args = (name, inputs) if with_inputs else (name,)
                 resource = lookup_or_create(
-                    rm, container, name, lambda: make(name), kind, what, k.node_name, check
+                    rm, container, name, lambda: make(*args), kind, what, k.node_name, check
                 )
                 if ref:
                     cached.append(resource)

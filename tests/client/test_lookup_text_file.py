@@ -1,7 +1,8 @@
 """Client graph building: vocabulary tables — tf.lookup.TextFileInitializer and
 lookup_ops' index_table_from_file / index_to_string_table_from_file /
-index_table_from_tensor / index_to_string_table_from_tensor build the GraphDef
-tensorflow.compat.v1 builds and look up TensorFlow's values."""
+index_table_from_tensor / index_to_string_table_from_tensor — and
+tf.lookup.experimental.DenseHashTable build the GraphDef tensorflow.compat.v1 builds and
+look up TensorFlow's values."""
 
 from __future__ import annotations
 
@@ -37,7 +38,7 @@ def _cases(vocab: str) -> dict:
             vocab, api.string, 0, api.int64, 1, vocab_size=4, delimiter="\t"
         )
         table = api.lookup.StaticHashTable(init, default_value=-1)
-        return table.initializer, [table.lookup(api.constant(["cat", "mat", "dog"]))]
+        return [table.initializer], [table.lookup(api.constant(["cat", "mat", "dog"]))]
 
     def from_file(api):
         table = _lk(api).index_table_from_file(vocab, key_column_index=0)
@@ -52,10 +53,23 @@ def _cases(vocab: str) -> dict:
         ids = table.lookup(api.constant(["on", "zebra"]))
         return [table.initializer, back.initializer], [ids, back.lookup(ids), back.size()]
 
-    return {"text_file": text_file, "from_file": from_file, "from_tensor": from_tensor}
+    def dense_table(api):
+        t = api.lookup.experimental.DenseHashTable(
+            api.int64, api.float32, -1.0, empty_key=0, deleted_key=-1, initial_num_buckets=8
+        )
+        insert = t.insert(api.constant([4, 8], api.int64), api.constant([0.5, 2.0]))
+        remove = t.remove(api.constant([4], api.int64))
+        return [insert, remove], [t.lookup(api.constant([4, 8, 9], api.int64)), t.size()]
+
+    return {
+        "text_file": text_file,
+        "from_file": from_file,
+        "from_tensor": from_tensor,
+        "dense_table": dense_table,
+    }
 
 
-CASES = ["text_file", "from_file", "from_tensor"]
+CASES = ["text_file", "from_file", "from_tensor", "dense_table"]
 
 
 def _graph_def(api, build) -> graph_pb2.GraphDef:
@@ -84,7 +98,8 @@ def test_values_match_tensorflow(case: str, vocab: str) -> None:
         init, fetches = _cases(vocab)[case](api)
 
         def steps(sess):
-            sess.run(init)
+            for op in init:
+                sess.run(op)
             return [sess.run(f) for f in fetches]
 
         return steps
