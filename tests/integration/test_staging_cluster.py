@@ -1,9 +1,9 @@
-"""Integration, staging areas, priority queues and vocabulary tables through a real cluster: a producer on
-worker 0 stages tensors and enqueues them by priority; a consumer on worker 1 reads them
-(the values cross workers). Built once by TensorFlow's own client (tf.compat.v1.Session
-against OUR master, processes started through the CLIs) and once by ours; both compared
-with TensorFlow's local session. A vocabulary file table lives on the ps and is
-read from worker 1."""
+"""Integration, staging areas, priority queues and vocabulary tables through a real
+cluster: a producer on worker 0 stages tensors and enqueues them by priority; a consumer
+on worker 1 reads them (the values cross workers); a vocabulary file table lives on the
+ps and is read from worker 1. Built once by TensorFlow's own client
+(tf.compat.v1.Session against OUR master, processes started through the CLIs) and once by
+ours; both compared with TensorFlow's local session."""
 
 from __future__ import annotations
 
