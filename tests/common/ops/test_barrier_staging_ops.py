@@ -91,7 +91,7 @@ def test_priority_queue_dequeues_smallest_priority_first() -> None:
     tf, _ = _tf()
     g = tf.Graph()
     with g.as_default():
-        q = tf.PriorityQueue(4, [tf.float32, tf.string], shapes=[[2], []], name="pq")
+        q = tf.PriorityQueue(4, [tf.float32, tf.string], shapes=[[2], []], shared_name="pq")
         e = q.enqueue_many([tf.constant([3, 1, 2], tf.int64),
                             [[3.0, 3], [1, 1], [2, 2]], ["c", "a", "b"]])  # fmt: skip
         e1 = q.enqueue([tf.constant(0, tf.int64), [0.0, 0], "z"])
