@@ -623,6 +623,24 @@ lookup = _NS(
 initializers.tables_initializer = tables_initializer
 
 # isort: split
+# tf.PriorityQueue and tf.queue (TF1's queue classes under their v2 namespace).
+from client.ops.data_flow_extra import PriorityQueue  # noqa: E402, F401
+
+queue = _NS(
+    QueueBase=QueueBase,
+    FIFOQueue=FIFOQueue,
+    PaddingFIFOQueue=PaddingFIFOQueue,
+    RandomShuffleQueue=RandomShuffleQueue,
+    PriorityQueue=PriorityQueue,
+)
+
+# isort: split
+# Vocabulary-file tables: tf.lookup.TextFileInitializer and tf.lookup.TextFileIndex.
+lookup.TextFileInitializer = _lookup_ops.TextFileInitializer
+lookup.TextFileIndex = _lookup_ops.TextFileIndex
+lookup.experimental.DenseHashTable = _lookup_ops.DenseHashTable
+
+# isort: split
 # tf.linalg's Python-composed APIs (lstsq, expm, LU), eig and matrix functions, the real
 # FFTs of tf.signal, complex parts, and TF1's tf.hessians.
 from client.hessians import hessians  # noqa: E402, F401

@@ -188,3 +188,12 @@ def _stitched(op: Any) -> list[Any]:
 shape_fns.SHAPE_FNS["DynamicPartition"] = _partitioned
 shape_fns.SHAPE_FNS["DynamicStitch"] = _stitched
 shape_fns.SHAPE_FNS["ParallelDynamicStitch"] = _stitched
+
+
+# TF1's data_flow_ops also defines these; they live in data_flow_extra.
+from client.ops.data_flow_extra import (  # noqa: E402, F401
+    Barrier,
+    MapStagingArea,
+    PriorityQueue,
+    StagingArea,
+)

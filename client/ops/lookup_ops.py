@@ -341,3 +341,287 @@ def _find_shape(op: Any) -> list[Any]:
     if value_shape is None:
         return [TensorShape(None)]
     return [op.inputs[1].shape.concatenate(value_shape)]
+
+
+# -- vocabulary files and lists -------------------------------------------------------------
+class TextFileIndex:
+    """Where a key or value comes from in a vocabulary line (or a column index >= 0)."""
+
+    WHOLE_LINE = -2
+    LINE_NUMBER = -1
+
+
+ASSET_FILEPATHS = "asset_filepaths"  # TF's GraphKeys.ASSET_FILEPATHS
+
+
+class TextFileInitializer:
+    """tf.lookup.TextFileInitializer: one InitializeTableFromTextFileV2 filling a static
+    table from a vocabulary file, with TF's argument checks and shared name."""
+
+    def __init__(
+        self,
+        filename: Any,
+        key_dtype: Any,
+        key_index: int,
+        value_dtype: Any,
+        value_index: int,
+        vocab_size: int | None = None,
+        delimiter: str = "\t",
+        name: str | None = None,
+        value_index_offset: int = 0,
+    ) -> None:
+        if not isinstance(filename, _ops.Tensor) and not filename:
+            raise ValueError("`filename` argument required for tf.lookup.TextFileInitializer")
+        key_dtype, value_dtype = _dtypes.as_dtype(key_dtype), _dtypes.as_dtype(value_dtype)
+        for what, index, dtype in (("key", key_index, key_dtype),
+                                   ("value", value_index, value_dtype)):  # fmt: skip
+            _check_text_file_index(what, index, dtype)
+        if vocab_size is not None and vocab_size <= 0:
+            raise ValueError(f"`vocab_size` should be > 0, received: {vocab_size}")
+        self._filename_arg = filename
+        # TF wraps the path in an Asset, whose graph-mode form is this Const.
+        self._filename = convert_to_tensor(filename, _dtypes.string, name="asset_path")
+        self._key_index, self._value_index = key_index, value_index
+        self._vocab_size, self._delimiter = vocab_size, delimiter
+        self._name, self._offset = name, value_index_offset
+        self.key_dtype, self.value_dtype = key_dtype, value_dtype
+
+    def initialize(self, table: Any) -> Any:
+        check_table_dtypes(table, self.key_dtype, self.value_dtype)
+        handle = table.resource_handle
+        with _ops.name_scope(self._name, "text_file_init", (handle,)):
+            filename = convert_to_tensor(self._filename, _dtypes.string, name="asset_filepath")
+            attrs = {
+                "key_index": self._key_index,
+                "value_index": self._value_index,
+                "vocab_size": -1 if self._vocab_size is None else self._vocab_size,
+                "delimiter": self._delimiter,
+                "offset": self._offset,
+            }
+            init_op = apply_op("InitializeTableFromTextFileV2", [handle, filename], attrs)
+        _ops.add_to_collection(TABLE_INITIALIZERS, init_op)
+        if filename.op.type == "Const":
+            _ops.add_to_collection(ASSET_FILEPATHS, filename)
+        return init_op
+
+    @property
+    def _shared_name(self) -> str:
+        """TF's: from the file, the size, the indices and the offset (one table per file)."""
+        parts = [str(self._filename_arg)]
+        if self._vocab_size:
+            parts.append(f"{self._vocab_size:d}")
+        parts += [str(self._key_index), str(self._value_index)]
+        if self._offset:
+            parts.append(str(self._offset))
+        return "hash_table_" + "_".join(parts)
+
+
+def _check_text_file_index(what: str, index: int, dtype: Any) -> None:
+    """TF's TextFileInitializer checks, with its messages (which differ key to value)."""
+    key = what == "key"
+    if index < -2:
+        raise ValueError(f"`{what}_index` should be >= -2, received: {index}" + "."[: int(key)])
+    if index == TextFileIndex.LINE_NUMBER and dtype != _dtypes.int64:
+        where = "if `key_index` is" if key else "for `value_index`"
+        raise ValueError(
+            f"`{what}_dtype` must be int64 {where} {TextFileIndex.LINE_NUMBER}, received: {dtype}"
+        )
+    if index == TextFileIndex.WHOLE_LINE and not dtype.is_integer and dtype != _dtypes.string:
+        raise ValueError(
+            f"`{what}_dtype` should be either integer or string for `{what}_index` "
+            f"{TextFileIndex.WHOLE_LINE}, received: {dtype}"
+        )
+
+
+class TextFileStringTableInitializer(TextFileInitializer):
+    """Line numbers (int64) to whole lines (string) by default."""
+
+    def __init__(self, filename: Any, key_column_index: int = TextFileIndex.LINE_NUMBER,
+                 value_column_index: int = TextFileIndex.WHOLE_LINE,
+                 vocab_size: int | None = None, delimiter: str = "\t",
+                 name: str = "text_file_string_table_init") -> None:  # fmt: skip
+        super().__init__(filename, _dtypes.int64, key_column_index, _dtypes.string,
+                         value_column_index, vocab_size, delimiter, name)  # fmt: skip
+
+
+class TextFileIdTableInitializer(TextFileInitializer):
+    """Whole lines to line numbers (int64) by default."""
+
+    def __init__(self, filename: Any, key_column_index: int = TextFileIndex.WHOLE_LINE,
+                 value_column_index: int = TextFileIndex.LINE_NUMBER,
+                 vocab_size: int | None = None, delimiter: str = "\t",
+                 name: str = "text_file_id_table_init",
+                 key_dtype: Any = _dtypes.string) -> None:  # fmt: skip
+        super().__init__(filename, key_dtype, key_column_index, _dtypes.int64,
+                         value_column_index, vocab_size, delimiter, name)  # fmt: skip
+
+
+def _with_oov_buckets(table: StaticHashTable, num_oov_buckets: int, key_dtype: Any) -> Any:
+    """Out-of-vocabulary keys to buckets after the table (TF builds an
+    IdTableWithHashBuckets; ours is a StaticVocabularyTable over the same table: the same
+    ids, other node names)."""
+    vocab = StaticVocabularyTable(None, num_oov_buckets, lookup_key_dtype=key_dtype)
+    vocab._table, vocab.key_dtype = table, key_dtype
+    vocab._table_name = table.name
+    return vocab
+
+
+def index_table_from_file(
+    vocabulary_file: Any = None,
+    num_oov_buckets: int = 0,
+    vocab_size: int | None = None,
+    default_value: int = -1,
+    key_dtype: Any = _dtypes.string,
+    name: str | None = None,
+    key_column_index: int = TextFileIndex.WHOLE_LINE,
+    value_column_index: int = TextFileIndex.LINE_NUMBER,
+    delimiter: str = "\t",
+) -> Any:
+    """Keys in a vocabulary file to their line numbers (TF's lookup_ops function)."""
+    if vocabulary_file is None or (isinstance(vocabulary_file, str) and not vocabulary_file):
+        raise ValueError("`vocabulary_file` must be specified and must not be empty.")
+    if num_oov_buckets < 0:
+        raise ValueError(
+            f"num_oov_buckets must be greater or equal than 0, got {num_oov_buckets:d}."
+        )
+    if vocab_size is not None and vocab_size < 1:
+        raise ValueError(
+            f"`vocab_size` must be greater than 0, got {vocab_size:d} for vocabulary_file: "
+            f"{vocabulary_file}."
+        )
+    key_dtype = _dtypes.as_dtype(key_dtype)
+    if not key_dtype.is_integer and key_dtype.base_dtype != _dtypes.string:
+        raise TypeError("Dtype for `keys` should be either integer or string.")
+    with _ops.name_scope(name, "string_to_index"):
+        with _ops.name_scope(None, "hash_table"):
+            init = TextFileIdTableInitializer(
+                vocabulary_file,
+                vocab_size=vocab_size,
+                key_dtype=_dtypes.int64 if key_dtype.is_integer else key_dtype,
+                name="table_init",
+                key_column_index=key_column_index,
+                value_column_index=value_column_index,
+                delimiter=delimiter,
+            )
+            table = StaticHashTable(init, default_value)
+        if num_oov_buckets:
+            return _with_oov_buckets(table, num_oov_buckets, key_dtype)
+        return table
+
+
+def index_to_string_table_from_file(
+    vocabulary_file: Any,
+    vocab_size: int | None = None,
+    default_value: str = "UNK",
+    name: str | None = None,
+    key_column_index: int = TextFileIndex.LINE_NUMBER,
+    value_column_index: int = TextFileIndex.WHOLE_LINE,
+    delimiter: str = "\t",
+) -> StaticHashTable:
+    """Line numbers of a vocabulary file to its lines (TF's lookup_ops function)."""
+    if vocabulary_file is None or (isinstance(vocabulary_file, str) and not vocabulary_file):
+        raise ValueError("`vocabulary_file` must be specified and must not be empty.")
+    if vocab_size is not None and vocab_size < 1:
+        raise ValueError(f"`vocab_size` must be greater than 0, got {vocab_size}.")
+    with _ops.name_scope(name, "index_to_string"):
+        init = TextFileStringTableInitializer(
+            vocabulary_file,
+            vocab_size=vocab_size,
+            name="table_init",
+            key_column_index=key_column_index,
+            value_column_index=value_column_index,
+            delimiter=delimiter,
+        )
+        return StaticHashTable(init, default_value)
+
+
+def index_table_from_tensor(
+    vocabulary_list: Any,
+    num_oov_buckets: int = 0,
+    default_value: int = -1,
+    dtype: Any = _dtypes.string,
+    name: str | None = None,
+) -> Any:
+    """Keys in a vocabulary tensor to their positions (TF's lookup_ops function)."""
+    if vocabulary_list is None:
+        raise ValueError("`vocabulary_list` must be specified.")
+    if num_oov_buckets < 0:
+        raise ValueError(
+            f"`num_oov_buckets` must be greater or equal than 0, got {num_oov_buckets:d}."
+        )
+    dtype = _dtypes.as_dtype(dtype)
+    if not dtype.is_integer and dtype.base_dtype != _dtypes.string:
+        raise TypeError("`dtype` must either be integer or string.")
+    with _ops.name_scope(name, "string_to_index"):
+        keys = convert_to_tensor(vocabulary_list)
+        if keys.dtype.is_integer != dtype.is_integer:
+            raise ValueError(
+                "Invalid `dtype`: Expected "
+                f"{'integer' if dtype.is_integer else 'non-integer'}, got {keys.dtype}."
+            )
+        if not dtype.is_integer and keys.dtype.base_dtype != dtype:
+            raise ValueError(f"Invalid `dtype`: Expected {dtype}, got {keys.dtype}.")
+        num_elements = array_ops.size(keys)
+        values = math_ops.cast(math_ops.range(num_elements), _dtypes.int64)
+        with _ops.name_scope(None, "hash_table"):
+            table_keys = math_ops.cast(keys, _dtypes.int64) if keys.dtype.is_integer else keys
+            init = KeyValueTensorInitializer(table_keys, values, table_keys.dtype.base_dtype,
+                                             _dtypes.int64, name="table_init")  # fmt: skip
+            table = StaticHashTable(init, default_value)
+        if num_oov_buckets:
+            return _with_oov_buckets(table, num_oov_buckets, dtype)
+        return table
+
+
+def index_to_string_table_from_tensor(
+    vocabulary_list: Any, default_value: str = "UNK", name: str | None = None
+) -> StaticHashTable:
+    """Positions in a vocabulary tensor to its strings (TF's lookup_ops function)."""
+    if vocabulary_list is None:
+        raise ValueError("`vocabulary_list` argument must be specified.")
+    with _ops.name_scope(name, "index_to_string"):
+        vocabulary_list = convert_to_tensor(vocabulary_list, _dtypes.string)
+        num_elements = array_ops.size(vocabulary_list)
+        keys = math_ops.cast(math_ops.range(num_elements), _dtypes.int64)
+        init = KeyValueTensorInitializer(keys, vocabulary_list, _dtypes.int64, _dtypes.string,
+                                         name="table_init")  # fmt: skip
+        return StaticHashTable(init, default_value)
+
+
+class DenseHashTable(MutableHashTable):
+    """tf.lookup.experimental.DenseHashTable: a MutableDenseHashTableV2 whose empty_key and
+    deleted_key may not be used as keys; otherwise used as a MutableHashTable is."""
+
+    def __init__(
+        self,
+        key_dtype: Any,
+        value_dtype: Any,
+        default_value: Any,
+        empty_key: Any,
+        deleted_key: Any,
+        initial_num_buckets: int | None = None,
+        name: str = "MutableDenseHashTable",
+        checkpoint: bool = True,
+    ) -> None:
+        self.key_dtype = _dtypes.as_dtype(key_dtype)
+        self.value_dtype = _dtypes.as_dtype(value_dtype)
+        self._default_value = convert_to_tensor(
+            default_value, dtype=self.value_dtype, name="default_value"
+        )
+        self._value_shape = self._default_value.shape
+        self._checkpoint, self._name = checkpoint, name
+        empty = convert_to_tensor(empty_key, dtype=self.key_dtype, name="empty_key")
+        deleted = convert_to_tensor(deleted_key, dtype=self.key_dtype, name="deleted_key")
+        attrs: dict[str, Any] = {
+            "use_node_name_sharing": checkpoint,
+            "key_dtype": self.key_dtype,
+            "value_dtype": self.value_dtype,
+            "value_shape": self._value_shape,
+        }
+        if initial_num_buckets is not None:
+            attrs["initial_num_buckets"] = initial_num_buckets
+        op = apply_op("MutableDenseHashTableV2", [empty, deleted], attrs, name=name)
+        self._resource_handle = op.outputs[0]
+        self._table_name = op.name.split("/")[-1]
+        if checkpoint:
+            self.export()  # as TF's _Saveable builds it

@@ -27,9 +27,9 @@ import numpy as np
 from common import dtypes
 from common.dtypes import DataType
 from common.errors import InvalidArgumentError, NotFoundError, OpError
-from common.ops import queue_ops
 from common.ops.registry import KernelConstruction, OpKernelContext, register_kernel, register_op
-from common.resource_mgr import DEFAULT_CONTAINER, ResourceHandle, handle_of
+from common.ops.resource_op_kernel import resource_op_kernel
+from common.resource_mgr import handle_of
 from common.tensor_shape import shape_string
 
 ACCUMULATOR_TYPE_NAME = "N10tensorflow26ConditionalAccumulatorBaseE"
@@ -325,32 +325,12 @@ def _creator(cls: type[Accumulator], resource: bool):
                 "[DT_DOUBLE], [DT_FLOAT], [DT_HALF]",
                 k.node_name,
             )
-        container = k.attr("container") or DEFAULT_CONTAINER
-        cached: list[Any] = []
-        lock = threading.Lock()
 
         def make(name: str) -> Accumulator:
             return cls(name, k.attr("dtype"), k.attr("shape"), k.attr("reduction_type"))
 
-        def compute(ctx: OpKernelContext, inputs: list) -> list:
-            with lock:  # ResourceOpKernel: the accumulator is made once per kernel
-                if not cached:
-                    rm = ctx.step.resource_mgr
-                    name = k.attr("shared_name") or queue_ops._private_name(rm, k, container)
-                    acc = rm.lookup_or_create(container, name, lambda: make(name))
-                    if not isinstance(acc, Accumulator):
-                        raise InvalidArgumentError(
-                            f"Resource {container}/{name} is not a {cls.kind}"
-                        )
-                    if resource:
-                        handle = ResourceHandle(ctx.step.device, container, name,
-                                                ACCUMULATOR_TYPE_NAME)  # fmt: skip
-                        cached.append(handle.as_tensor())
-                    else:
-                        cached.append(acc)
-                return [cached[0]]
-
-        return compute
+        return resource_op_kernel(k, make, kind=Accumulator, what=cls.kind,
+                                  type_name=ACCUMULATOR_TYPE_NAME, ref=not resource)  # fmt: skip
 
     return factory
 

@@ -26,9 +26,9 @@ from common.errors import (
     UnimplementedError,
 )
 from common.ops import math_util as mu
-from common.ops import queue_ops
 from common.ops.registry import KernelConstruction, OpKernelContext, register_kernel, register_op
-from common.resource_mgr import DEFAULT_CONTAINER, ResourceHandle, handle_of
+from common.ops.resource_op_kernel import resource_op_kernel
+from common.resource_mgr import handle_of
 
 LOOKUP_TYPE_NAME = "N10tensorflow6lookup15LookupInterfaceE"
 
@@ -214,35 +214,15 @@ def _fmt(v: Any) -> str:
 
 def _table_factory(cls: type[LookupTable], has_value_shape: bool) -> Callable:
     def factory(k: KernelConstruction) -> Callable:
-        container = k.attr("container") or DEFAULT_CONTAINER
         shape = tuple(k.attr("value_shape") or ()) if has_value_shape else ()
-        cached: list[Any] = []
-        lock = threading.Lock()
 
-        def make() -> LookupTable:
+        def make(name: str) -> LookupTable:
             return cls(k.attr("key_dtype"), k.attr("value_dtype"), shape)
 
-        def compute(ctx: OpKernelContext, inputs: list) -> list:
-            with lock:  # LookupTableOp: the table is found or made once per kernel
-                if not cached:
-                    rm = ctx.step.resource_mgr
-                    name = k.attr("shared_name")
-                    if not name:
-                        name = (
-                            k.node_name
-                            if k.attr("use_node_name_sharing")
-                            else queue_ops._private_name(rm, k, container)
-                        )
-                    table = rm.lookup_or_create(container, name, make)
-                    if not isinstance(table, LookupTable):
-                        raise InvalidArgumentError(
-                            f"Resource {container}/{name} is not a lookup table", k.node_name
-                        )
-                    handle = ResourceHandle(ctx.step.device, container, name, LOOKUP_TYPE_NAME)
-                    cached.append(handle.as_tensor())
-                return [cached[0]]
-
-        return compute
+        return resource_op_kernel(
+            k, make, kind=LookupTable, what="lookup table", type_name=LOOKUP_TYPE_NAME,
+            use_node_name=bool(k.attr("use_node_name_sharing")),
+        )  # fmt: skip
 
     return factory
 

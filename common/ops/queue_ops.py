@@ -15,9 +15,6 @@ callbacks run outside it. Safe from any thread.
 from __future__ import annotations
 
 import collections
-import contextlib
-import functools
-import itertools
 import os
 import threading
 from collections.abc import Callable
@@ -38,7 +35,8 @@ from common.errors import (
 from common.ops.array_ops import shape_compatible, shape_str
 from common.ops.random.philox import PhiloxRandom, WordStream
 from common.ops.registry import KernelConstruction, OpKernelContext, register_kernel, register_op
-from common.resource_mgr import DEFAULT_CONTAINER, ResourceHandle, handle_of
+from common.ops.resource_op_kernel import resource_op_kernel
+from common.resource_mgr import handle_of
 from common.tensor_shape import shape_string
 
 QUEUE_TYPE_NAME = "N10tensorflow14QueueInterfaceE"
@@ -148,7 +146,8 @@ class Queue:
                     f"{shape_str(c.shape)}"
                 )
             self.check_element_shape(i, c.shape[1:])
-        return [tuple(c[k] for c in components) for k in range(n)]
+        # c[k] of a string batch is a bare bytes object: keep it a DT_STRING scalar.
+        return [tuple(_row(c, k) for c in components) for k in range(n)]
 
     # -- batches --------------------------------------------------------------------------
     def can_take(self, n: int) -> bool:
@@ -365,6 +364,11 @@ class RandomShuffleQueue(Queue):
             return None, e
 
 
+def _row(component: np.ndarray, k: int) -> Any:
+    row = component[k]
+    return np.array(row, dtype=object) if component.dtype == object else row
+
+
 def _run(finished: list[tuple[_Attempt, Any, Any]]) -> None:
     for attempt, outputs, error in finished:
         for hook in attempt.cancel_hooks:
@@ -393,65 +397,16 @@ register_op(
     stateful=True,
 )
 
-_unique_ids: dict[int, itertools.count] = {}
-_unique_lock = threading.Lock()
-
-
-def _unique_id(rm: Any) -> int:
-    """TensorFlow's ResourceMgr::GenerateUniqueId: a counter per resource manager."""
-    with _unique_lock:
-        return next(_unique_ids.setdefault(id(rm), itertools.count()))
-
-
-# Where a device remembers the private name it gave each queue node of each scope (who
-# registered the graph: a worker session, an in-process session), so every executor of
-# that node in that scope (one per cached feed/fetch signature) shares the queue, as
-# TensorFlow's per-session OpSegment shares one kernel instance. Another session over the
-# same graph has its own queue, and a session's queues are deleted when it closes, as a
-# TensorFlow kernel deletes its private resource.
-_PRIVATE_NAMES = "__queue_private_names"
-
-
-def _private_name(rm: Any, k: KernelConstruction, container: str) -> str:
-    key = k.node_name if k.scope is None else f"{id(k.scope):x}/{k.node_name}"
-    made: list[str] = []
-
-    def new_name() -> str:
-        made.append(f"_{_unique_id(rm)}_{k.node_name}")
-        return made[0]
-
-    name = rm.lookup_or_create(_PRIVATE_NAMES, key, new_name)
-    if made and made[0] == name and k.scope is not None:
-        k.scope.on_close(functools.partial(_release, rm, key, container, name))
-    return name
-
-
-def _release(rm: Any, key: str, container: str, name: str) -> None:
-    """The scope closed: delete its queue and forget the queue's name."""
-    for resource_container, resource_name in ((container, name), (_PRIVATE_NAMES, key)):
-        with contextlib.suppress(NotFoundError):
-            rm.delete(resource_container, resource_name)
-
 
 def _queue_factory(make: Callable[[KernelConstruction, str], Queue]):
     def factory(k: KernelConstruction) -> Callable:
-        container = k.attr("container") or DEFAULT_CONTAINER
-        cached: list[np.ndarray] = []
-        lock = threading.Lock()
+        def verify(found: Queue, name: str) -> None:
+            found.check_matches(make(k, name))
 
-        def compute(ctx: OpKernelContext, inputs: list) -> list:
-            with lock:  # ResourceOpKernel: the resource is made once per kernel
-                if not cached:
-                    rm = ctx.step.resource_mgr
-                    name = k.attr("shared_name") or _private_name(rm, k, container)
-                    q = rm.lookup_or_create(container, name, lambda: make(k, name))
-                    if k.attr("shared_name"):
-                        q.check_matches(make(k, name))
-                    handle = ResourceHandle(ctx.step.device, container, name, QUEUE_TYPE_NAME)
-                    cached.append(handle.as_tensor())
-                return [cached[0]]
-
-        return compute
+        return resource_op_kernel(
+            k, lambda name: make(k, name), kind=Queue, what="queue",
+            type_name=QUEUE_TYPE_NAME, verify=verify,
+        )  # fmt: skip
 
     return factory
 

@@ -26,7 +26,8 @@ from common import record_io
 from common.errors import InvalidArgumentError, NotFoundError, OpError, OutOfRangeError
 from common.ops import queue_ops
 from common.ops.registry import KernelConstruction, OpKernelContext, register_kernel, register_op
-from common.resource_mgr import DEFAULT_CONTAINER, ResourceHandle, handle_of
+from common.ops.resource_op_kernel import resource_op_kernel
+from common.resource_mgr import handle_of
 
 READER_TYPE_NAME = "ReaderInterface"
 Done = Callable[[Any, Any], None]
@@ -215,22 +216,9 @@ def _outputs(keys: list[bytes], values: list[bytes], batched: bool) -> list[np.n
 # -- kernels ---------------------------------------------------------------------------------------
 def _reader_factory(make: Callable[[KernelConstruction], Callable[[str], Records]]):
     def factory(k: KernelConstruction) -> Callable:
-        container = k.attr("container") or DEFAULT_CONTAINER
         records = make(k)
-        cached: list[np.ndarray] = []
-        lock = threading.Lock()
-
-        def compute(ctx: OpKernelContext, inputs: list) -> list:
-            with lock:  # ResourceOpKernel: the resource is made once per kernel
-                if not cached:
-                    rm = ctx.step.resource_mgr
-                    name = k.attr("shared_name") or queue_ops._private_name(rm, k, container)
-                    rm.lookup_or_create(container, name, lambda: Reader(records))
-                    handle = ResourceHandle(ctx.step.device, container, name, READER_TYPE_NAME)
-                    cached.append(handle.as_tensor())
-                return [cached[0]]
-
-        return compute
+        return resource_op_kernel(k, lambda name: Reader(records), kind=Reader, what="reader",
+                                  type_name=READER_TYPE_NAME)  # fmt: skip
 
     return factory
 
