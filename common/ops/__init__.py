@@ -52,6 +52,7 @@ from common.ops import (  # noqa: F401  (imported for their registrations)
     random_ops,
     reader_ops,
     reduction_ops,
+    scatter_nd_ops,
     search_ops,
     sendrecv_ops,
     slicing_ops,
