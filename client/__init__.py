@@ -607,3 +607,23 @@ lookup = _NS(
     experimental=_NS(MutableHashTable=_lookup_ops.MutableHashTable),
 )
 initializers.tables_initializer = tables_initializer
+
+# isort: split
+# N-d scatters (tensors and variables), tf.einsum, tf.bincount.
+from client.ops import bincount_ops as _bincount_ops  # noqa: E402
+from client.ops.einsum_ops import einsum  # noqa: E402, F401
+from client.ops.scatter_nd_ops import (  # noqa: E402, F401
+    scatter_nd,
+    tensor_scatter_add,
+    tensor_scatter_nd_add,
+    tensor_scatter_nd_max,
+    tensor_scatter_nd_min,
+    tensor_scatter_nd_sub,
+    tensor_scatter_nd_update,
+    tensor_scatter_sub,
+    tensor_scatter_update,
+)
+from client.ops.state_ops import scatter_nd_add, scatter_nd_sub, scatter_nd_update  # noqa: E402, F401
+
+bincount = math.bincount = _bincount_ops.bincount_v1
+linalg.einsum = einsum

@@ -190,6 +190,7 @@ UNSWEPT_GRADIENTS: set[str] = {
     "SpaceToBatch",
     "ClipByValue",
     "Snapshot",
+    "ScatterNdNonAliasingAdd",
 }
 
 
