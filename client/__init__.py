@@ -627,3 +627,16 @@ from client.ops.state_ops import scatter_nd_add, scatter_nd_sub, scatter_nd_upda
 
 bincount = math.bincount = _bincount_ops.bincount_v1
 linalg.einsum = einsum
+
+# isort: split
+# tf.math's segment reductions, and tf.unsorted_segment_mean / sqrt_n.
+from client.ops.math_ops import unsorted_segment_mean, unsorted_segment_sqrt_n  # noqa: E402, F401
+
+math.segment_sum, math.segment_mean = segment_sum, segment_mean
+math.segment_max, math.segment_min, math.segment_prod = segment_max, segment_min, segment_prod
+math.unsorted_segment_sum, math.unsorted_segment_prod = unsorted_segment_sum, unsorted_segment_prod
+math.unsorted_segment_max, math.unsorted_segment_min = unsorted_segment_max, unsorted_segment_min
+math.unsorted_segment_mean, math.unsorted_segment_sqrt_n = (
+    unsorted_segment_mean,
+    unsorted_segment_sqrt_n,
+)

@@ -946,3 +946,21 @@ MISC_CASES.update(
         ),
     }
 )
+
+
+def _unsorted_segment(reduction, data_shape=(4, 3), ids=(0, 2, 0, 2)):
+    def build(api):
+        data = _x(api, data_shape, name="data")
+        getattr(api.math, f"unsorted_segment_{reduction}")(data, api.constant(list(ids)), 3)
+
+    return build
+
+
+MISC_CASES.update(
+    {
+        "unsorted_segment_mean": _unsorted_segment("mean"),
+        "unsorted_segment_sqrt_n": _unsorted_segment("sqrt_n"),
+        "unsorted_segment_mean_2d_ids": _unsorted_segment("mean", (2, 2, 3), ((0, 1), (1, 1))),
+        "unsorted_segment_sum_math": _unsorted_segment("sum"),
+    }
+)

@@ -155,3 +155,19 @@ def test_unique_with_out_idx_matches_tensorflow():
     for a, b in zip(ours, theirs):
         assert a.dtype == b.dtype
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sqrt_n"])
+def test_unsorted_segment_mean_and_sqrt_n_match_tensorflow(reduction):
+    data = RNG.standard_normal((5, 2))
+    ids = np.array([0, 3, 0, -1, 3], np.int32)  # segment 1 and 2 empty, -1 dropped
+
+    def build(api):
+        fn = getattr(api.math, f"unsorted_segment_{reduction}")
+        ids_fed = api.placeholder(api.int32, [None], name="ids")
+        ys = [fn(data, ids, 4), getattr(api, f"unsorted_segment_{reduction}")(data, ids_fed, 4)]
+        return lambda sess: sess.run(ys, {ids_fed: ids})
+
+    ours, theirs, names, tf_names = run_both(build)
+    assert names == tf_names
+    assert_close(ours, theirs, rtol=1e-12, atol=1e-12)
