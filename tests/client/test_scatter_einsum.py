@@ -171,3 +171,24 @@ def test_unsorted_segment_mean_and_sqrt_n_match_tensorflow(reduction):
     ours, theirs, names, tf_names = run_both(build)
     assert names == tf_names
     assert_close(ours, theirs, rtol=1e-12, atol=1e-12)
+
+
+def test_scatter_nd_non_aliasing_add_gradient_matches_tensorflow():
+    """No TF1 API emits ScatterNdNonAliasingAdd (its gradient serves imported graphs): the
+    op is built directly in both clients."""
+    tf = pytest.importorskip("tensorflow")
+    import client
+    from client.framework.op_builder import apply_op
+
+    def build(api):
+        t, u = api.constant(T), api.constant(UPDATES)
+        if api is client:
+            y = apply_op("ScatterNdNonAliasingAdd", [t, INDICES, u], {}).outputs[0]
+        else:
+            y = tf.raw_ops.ScatterNdNonAliasingAdd(input=t, indices=INDICES, updates=u)
+        grads = api.gradients(api.reduce_sum(y * y), [t, u])
+        return lambda sess: sess.run([y, *grads])
+
+    ours, theirs, names, tf_names = run_both(build)
+    assert names == tf_names
+    assert_close(ours, theirs, rtol=1e-12, atol=1e-12)
