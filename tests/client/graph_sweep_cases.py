@@ -964,3 +964,17 @@ MISC_CASES.update(
         "unsorted_segment_sum_math": _unsorted_segment("sum"),
     }
 )
+
+
+GRADIENT_CASES.update(
+    {
+        "UnsortedSegmentSum": _grad(
+            lambda api, x: api.math.unsorted_segment_sum(x, api.constant([0, 2, -1, 0]), 3),
+            shape=(4, 3),
+        ),
+        "UnsortedSegmentMean_fed_ids": _grad_of(
+            lambda api, x, ids: api.math.unsorted_segment_mean(x, ids, 3),
+            lambda api: (_x(api, (4, 3)), api.placeholder(api.int32, [None], name="ids")),
+        ),
+    }
+)

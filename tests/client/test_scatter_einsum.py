@@ -192,3 +192,22 @@ def test_scatter_nd_non_aliasing_add_gradient_matches_tensorflow():
     ours, theirs, names, tf_names = run_both(build)
     assert names == tf_names
     assert_close(ours, theirs, rtol=1e-12, atol=1e-12)
+
+
+def test_unsorted_segment_gradients_match_tensorflow():
+    data = RNG.standard_normal((5, 2))
+    ids = np.array([0, 3, 0, -1, 3], np.int32)
+
+    def build(api):
+        x = api.constant(data)
+        ys = [
+            api.math.unsorted_segment_sum(x, ids, 4),
+            api.math.unsorted_segment_mean(x, ids, 4),
+            api.math.unsorted_segment_sqrt_n(x, ids, 4),
+        ]
+        grads = [api.gradients(api.reduce_sum(y * y), [x])[0] for y in ys]
+        return lambda sess: sess.run(grads)
+
+    ours, theirs, names, tf_names = run_both(build)
+    assert names == tf_names
+    assert_close(ours, theirs, rtol=1e-12, atol=1e-12)
