@@ -66,6 +66,10 @@ EINSUMS = {
     "ellipsis_both": ("...ij,...jk->...ik", [(2, 1, 2, 3), (3, 3, 4)]),
     "implicit": ("ij,jk", [(2, 3), (3, 4)]),
     "three": ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 5)]),
+    # Traces: their gradients are Einsums with a repeated output label ("i->ii").
+    "diagonal": ("ii->i", [(3, 3)]),
+    "trace": ("ii->", [(3, 3)]),
+    "batch_trace": ("iij->j", [(3, 3, 2)]),
 }
 
 

@@ -14,9 +14,11 @@ import pytest
 import common.ops  # noqa: F401  (registers every op)
 from common.dtypes import DataType
 from common.errors import FailedPreconditionError, InvalidArgumentError
+from common.ops import registry
+from common.ops.registry import KernelConstruction, OpKernelContext
 from common.ops.state_ops import Var
 from common.resource_mgr import ResourceMgr
-from tests.common.ops.kernel_harness import fake_step, run
+from tests.common.ops.kernel_harness import DEVICE, fake_step, run
 from tests.common.ops.signatures import assert_signature_matches_tensorflow, module_ops
 
 F32 = DataType.DT_FLOAT
@@ -330,3 +332,17 @@ def test_unique_v2_errors_match_tensorflow(case):
     _assert_same_error(
         lambda: run("UniqueV2", [x, axis]), lambda tf: tf.raw_ops.UniqueV2(x=x, axis=axis)
     )
+
+
+@pytest.mark.parametrize("equation", ["i->ii", "ij->iij", "ij->jii", "i,j->iji"])
+def test_einsum_with_a_repeated_output_label_matches_tensorflow(equation):
+    tf = pytest.importorskip("tensorflow")
+    rng = np.random.default_rng(4)
+    inputs = [rng.standard_normal((3,) * len(s)) for s in equation.split("->")[0].split(",")]
+    expected = tf.raw_ops.Einsum(inputs=inputs, equation=equation).numpy()
+    attrs = {"equation": equation, "N": len(inputs), "T": DataType.DT_DOUBLE}
+    types = (DataType.DT_DOUBLE,) * len(inputs)
+    k = KernelConstruction("n", "Einsum", attrs, types, (DataType.DT_DOUBLE,), DEVICE)
+    compute = registry.lookup_kernel("Einsum", "CPU", "", "n").factory(k)
+    got = compute(OpKernelContext(fake_step(), (0, 0), "n"), inputs)[0]
+    np.testing.assert_array_equal(got, expected)
