@@ -504,6 +504,7 @@ from client.ops.reader_ops import (  # noqa: E402, F401
     TFRecordReader,
     WholeFileReader,
 )
+from client.ops.script_ops import numpy_function, py_func, py_function  # noqa: E402, F401
 
 gfile = _gfile.v1
 
@@ -607,6 +608,32 @@ lookup = _NS(
     experimental=_NS(MutableHashTable=_lookup_ops.MutableHashTable),
 )
 initializers.tables_initializer = tables_initializer
+
+# isort: split
+# tf.linalg's Python-composed APIs (lstsq, expm, LU), eig and matrix functions, the real
+# FFTs of tf.signal, complex parts, and TF1's tf.hessians.
+from client.hessians import hessians  # noqa: E402, F401
+from client.ops import linalg_impl as _linalg_impl  # noqa: E402
+from client.ops import spectral_ops as _spectral_ops  # noqa: E402
+from client.ops.complex_ops import complex, imag, real  # noqa: E402, F401
+from client.ops.linalg_expm import matrix_exponential as _expm  # noqa: E402
+from client.ops.linalg_impl import matrix_solve_ls  # noqa: E402, F401
+
+for _name, _fn in (
+    ("lstsq", matrix_solve_ls),
+    ("expm", _expm),
+    ("lu", _linalg_impl.lu),
+    ("lu_solve", _linalg_impl.lu_solve),
+    ("lu_matrix_inverse", _linalg_impl.lu_matrix_inverse),
+    ("sqrtm", _linalg_impl.sqrtm),
+    ("logm", _linalg_impl.logm),
+    ("eig", _linalg_impl.eig),
+    ("eigvals", _linalg_impl.eigvals),
+):
+    setattr(linalg, _name, _fn)
+for _name in ("rfft", "irfft", "rfft2d", "irfft2d", "rfft3d", "irfft3d"):
+    setattr(signal, _name, getattr(_spectral_ops, _name))
+math.complex, math.real, math.imag = complex, real, imag
 
 # isort: split
 # N-d scatters (tensors and variables), tf.einsum, tf.bincount.

@@ -64,3 +64,11 @@ from client.ops.rnn import (  # noqa: E402, F401
 
 # isort: split
 from client.ops.nn_impl import crelu, log_poisson_loss  # noqa: E402, F401
+
+# isort: split
+from client.ops.ctc_ops import (  # noqa: E402, F401
+    ctc_beam_search_decoder,
+    ctc_greedy_decoder,
+    ctc_loss,
+    ctc_loss_v2,
+)

@@ -88,7 +88,8 @@ def transpose(a: Any, perm: Any = None, name: str = "transpose", conjugate: bool
             else:
                 r = apply_op("Rank", [a], {}).outputs[0]
                 perm = apply_op("Range", [r - 1, -1, -1], {}).outputs[0]
-        return _out(apply_op("Transpose", [a, _int_tensor(perm)], {}, scope))
+        op_type = "ConjugateTranspose" if conjugate and a.dtype.is_complex else "Transpose"
+        return _out(apply_op(op_type, [a, _int_tensor(perm)], {}, scope))
 
 
 def concat(values: Any, axis: Any, name: str = "concat") -> Any:

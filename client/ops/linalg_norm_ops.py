@@ -1,8 +1,8 @@
 """Client, graph building: tf.norm / tf.linalg.norm as TensorFlow's linalg_ops.norm builds
 them (Euclidean/Frobenius as sqrt(sum(x * conj(x))), 1, inf and p-norms from Abs, Pow and
-reductions), with TF's node names and argument checks. The matrix 2-norm (axis pair with
-ord=2) is refused: TF builds it with map_fn and cond, which the client does not offer.
-Pure graph building; not thread-safe (as a Graph)."""
+reductions; the matrix 2-norm as the largest singular value, the axes moved last by
+permutations TF computes with map_fn and cond), with TF's node names and argument
+checks. Pure graph building; not thread-safe (as a Graph)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,10 @@ from typing import Any
 
 import numpy as np
 
+from client.framework import dtypes
 from client.framework import ops as _ops
 from client.framework.op_builder import apply_op, convert_to_tensor
-from client.ops import array_ops, math_ops
+from client.ops import array_ops, control_flow_ops, functional_ops, math_ops
 
 _MATRIX_NORMS: list[Any] = ["euclidean", "fro", 1, 2, np.inf]
 _VECTOR_NORMS: list[Any] = ["euclidean", 1, 2, np.inf]
@@ -62,15 +63,46 @@ def norm(
         tensor = convert_to_tensor(tensor)
         if ord in ["fro", "euclidean", 2, 2.0]:
             if is_matrix_norm and ord in [2, 2.0]:
-                raise NotImplementedError(
-                    "tf.norm: the matrix 2-norm (TF builds it with map_fn) is not supported"
+                result = _matrix_2_norm(tensor, axis)
+            else:
+                result = math_ops.sqrt(
+                    math_ops.reduce_sum(tensor * conj(tensor), axis, keepdims=True)
                 )
-            result = math_ops.sqrt(math_ops.reduce_sum(tensor * conj(tensor), axis, keepdims=True))
         else:
             result = _abs_norm(tensor, ord, axis, is_matrix_norm)
         if not keepdims:
             result = array_ops.squeeze(result, axis)
         return result
+
+
+def _matrix_2_norm(tensor: Any, axis: Any) -> Any:
+    """The largest singular value over `axis`, kept as two size-1 dims there."""
+    rank = array_ops.rank(tensor)
+    positive_axis = functional_ops.map_fn(
+        lambda i: control_flow_ops.cond(i >= 0, lambda: i, lambda: i + rank),
+        convert_to_tensor(axis),
+    )
+    axes = math_ops.range(rank)
+    perm_before = array_ops.concat(
+        [
+            apply_op("ListDiff", [axes, positive_axis], {"out_idx": dtypes.int32}).outputs[0],
+            positive_axis,
+        ],
+        axis=0,
+    )
+    perm_after = functional_ops.map_fn(
+        lambda i: math_ops.cast(
+            array_ops.squeeze(array_ops.where_v2(math_ops.equal(perm_before, i))),
+            dtype=dtypes.int32,
+        ),
+        axes,
+    )
+    permed = array_ops.transpose(tensor, perm=perm_before)
+    singular = apply_op("Svd", [permed], {"compute_uv": False}).outputs[0]
+    matrix_2_norm = array_ops.expand_dims(
+        math_ops.reduce_max(math_ops.abs(singular), axis=-1, keepdims=True), axis=-1
+    )
+    return array_ops.transpose(matrix_2_norm, perm=perm_after)
 
 
 def _abs_norm(tensor: Any, ord: Any, axis: Any, is_matrix_norm: bool) -> Any:

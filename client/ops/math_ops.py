@@ -170,10 +170,10 @@ def cast(x: Any, dtype: Any, name: str | None = None) -> Any:
     dtype = dtypes.as_dtype(dtype)
     if getattr(x, "_is_resource_variable", False) and x.dtype.base_dtype == dtype:
         return x  # as TF: the consumer reads it, under its own scope
-    if hasattr(x, "_as_graph_element") and not isinstance(x, _ops.Tensor):
-        x = convert_to_tensor(x)
     if isinstance(x, _ops.Tensor) and x.dtype.base_dtype == dtype:
         return x
+    # Anything else (a variable of another dtype too) is read under the Cast's own scope
+    # ("Cast/ReadVariableOp"), as TF converts it.
     with _ops.name_scope(name, "Cast", [x]) as scope:
         x = convert_to_tensor(x, name="x")
         if x.dtype.base_dtype == dtype:
@@ -221,9 +221,23 @@ def matmul(
         b = convert_to_tensor(b, dtype=a.dtype if not isinstance(b, _ops.Tensor) else None)
         ta, tb = transpose_a or adjoint_a, transpose_b or adjoint_b
         ra, rb = a.shape.ndims, b.shape.ndims
-        if (ra is not None and ra > 2) or (rb is not None and rb > 2):
+        if ra is None or ra > 2 or rb is None or rb > 2:  # TF: unknown rank -> batch
+            # BatchMatMul only adjoints: a transposed complex side is conjugated first.
+            a = _conj(a) if transpose_a else a
+            b = _conj(b) if transpose_b else b
             return _out(apply_op("BatchMatMulV2", [a, b], {"adj_x": ta, "adj_y": tb}, scope))
+        # MatMul only transposes: an adjointed complex side is conjugated first.
+        a = _conj(a) if adjoint_a else a
+        b = _conj(b) if adjoint_b else b
         return _out(apply_op("MatMul", [a, b], {"transpose_a": ta, "transpose_b": tb}, scope))
+
+
+def _conj(x: Any) -> Any:
+    """math_ops.conj as TF's matmul calls it: a Conj node for complex, else x itself."""
+    if not x.dtype.is_complex:
+        return x
+    with _ops.name_scope(None, "Conj", [x]) as scope:
+        return _out(apply_op("Conj", [x], {}, scope))
 
 
 def add_n(inputs: Any, name: str | None = None) -> Any:
@@ -258,7 +272,13 @@ def _reducer(op_type: str, default_name: str):
     ) -> Any:
         axis = reduction_indices if axis is None else axis
         keep = bool(keepdims if keepdims is not None else (keep_dims or False))
-        x = convert_to_tensor(input_tensor)
+        # A variable is read by the reduction's own node, under its scope ("Sum/
+        # ReadVariableOp"), as in TF; anything else is converted here.
+        x = (
+            input_tensor
+            if hasattr(input_tensor, "_as_graph_element")
+            else convert_to_tensor(input_tensor)
+        )
         axes = _reduction_axes(x, axis) if axis is None else axis
         # An empty Python list goes to apply_op as it is: TF converts it as float32 first
         # and leaves that Const in the graph ("Sum/reduction_indices", then "..._1").

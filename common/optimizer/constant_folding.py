@@ -45,7 +45,11 @@ from protos import attr_value_pb2
 DEFAULT_MAX_CONSTANT_BYTES = 10 << 20  # TF's default when max_folded_constant_in_bytes is 0
 
 _CONST_OPS = frozenset({"Const", "HostConst"})
-_NEVER_FOLD = frozenset({"Placeholder", "PlaceholderV2", "PlaceholderWithDefault", "NoOp"})
+# PyFuncStateless is pure but calls a function that lives only in the process that built
+# the graph (common/ops/py_func_ops.py): the master must never run it.
+_NEVER_FOLD = frozenset(
+    {"Placeholder", "PlaceholderV2", "PlaceholderWithDefault", "NoOp", "PyFuncStateless"}
+)
 # Ops whose cost the inputs' sizes do not bound (a short pattern against a short string
 # may take long): folding runs on the master's planning thread, shared by every client,
 # so these run at step time instead, under the step's deadline.

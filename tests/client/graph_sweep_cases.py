@@ -673,6 +673,15 @@ def _metric_case(fn):
     return build
 
 
+def _float_metric_case(fn):
+    def build(api):
+        labels = api.placeholder(api.float32, [4], name="labels")
+        preds = api.placeholder(api.float32, [4], name="preds")
+        fn(api, labels, preds)
+
+    return build
+
+
 METRIC_CASES = {
     "accuracy": _metric_case(lambda api, y, p: api.metrics.accuracy(y, p)),
     "mean": _metric_case(lambda api, y, p: api.metrics.mean(api.cast(p, api.float32))),
@@ -687,6 +696,46 @@ METRIC_CASES = {
         weights=api.placeholder(api.float32, [4], name="weights"),
         num_thresholds=4,
         curve="PR",
+    ),
+    "mean_absolute_error": _float_metric_case(
+        lambda api, y, p: api.metrics.mean_absolute_error(y, p)
+    ),
+    "mean_squared_error_weighted": _float_metric_case(
+        lambda api, y, p: api.metrics.mean_squared_error(y, p, weights=[1.0, 0.0, 2.0, 1.0])
+    ),
+    "root_mean_squared_error": _float_metric_case(
+        lambda api, y, p: api.metrics.root_mean_squared_error(y, p)
+    ),
+    "mean_relative_error": _float_metric_case(
+        lambda api, y, p: api.metrics.mean_relative_error(y, p, normalizer=y)
+    ),
+    "mean_cosine_distance": lambda api: api.metrics.mean_cosine_distance(
+        api.placeholder(api.float32, [4, 3], name="labels"),
+        api.placeholder(api.float32, [4, 3], name="preds"),
+        dim=1,
+    ),
+    "percentage_below": _float_metric_case(lambda api, y, p: api.metrics.percentage_below(p, 0.5)),
+    "mean_tensor": _float_metric_case(lambda api, y, p: api.metrics.mean_tensor(p, weights=y)),
+    "mean_iou": _metric_case(lambda api, y, p: api.metrics.mean_iou(y, p, num_classes=3)),
+    "mean_iou_weighted": _metric_case(
+        lambda api, y, p: api.metrics.mean_iou(y, p, 3, weights=api.constant([1.0, 1.0, 0.0, 2.0]))
+    ),
+    "mean_per_class_accuracy": _metric_case(
+        lambda api, y, p: api.metrics.mean_per_class_accuracy(y, p, num_classes=3)
+    ),
+    "precision_at_thresholds": _float_metric_case(
+        lambda api, y, p: api.metrics.precision_at_thresholds(y, p, [0.25, 0.5, 0.75])
+    ),
+    "recall_at_thresholds_weighted": _float_metric_case(
+        lambda api, y, p: api.metrics.recall_at_thresholds(
+            y, p, [0.5], weights=[1.0, 2.0, 1.0, 1.0]
+        )
+    ),
+    "false_positives_at_thresholds": _float_metric_case(
+        lambda api, y, p: api.metrics.false_positives_at_thresholds(y, p, [0.3, 0.6])
+    ),
+    "true_negatives_at_thresholds": _float_metric_case(
+        lambda api, y, p: api.metrics.true_negatives_at_thresholds(y, p, [0.3, 0.6])
     ),
 }
 
@@ -853,6 +902,171 @@ MISC_CASES = {
     "tensordot_unknown_rank": _tensordot(None, [4, 5], [[-1], [0]]),
     "tensordot_unknown_rank_int_axes": _tensordot(None, [4, 5], 1),
 }
+
+
+# -- linalg2: decompositions, least squares, FFTs and complex parts ------------------------
+def _complex_grad(fn, shape=(2, 4), dtype="complex64"):
+    """The gradient of sum(real(fn(x))) with respect to a complex placeholder."""
+
+    def build(api):
+        x = _x(api, shape, "c", getattr(api, dtype))
+        api.gradients(api.reduce_sum(api.math.real(fn(api, x))), x)
+
+    return build
+
+
+def _spd_grad(fn, shape=(2, 3, 3)):
+    """The gradient of sum(fn(x x^T)) with respect to a float placeholder."""
+
+    def build(api):
+        x = _x(api, shape)
+        api.gradients(fn(api, api.matmul(x, x, transpose_b=True)), x)
+
+    return build
+
+
+def _solve_ls_op(api, a, b, fast=True):
+    """The raw MatrixSolveLs op (tf.linalg.lstsq only emits it for big batches)."""
+    if api.__name__ == "client":
+        from client.framework.op_builder import apply_op
+
+        return apply_op("MatrixSolveLs", [a, b, 0.1], {"fast": fast}).outputs[0]
+    return api.raw_ops.MatrixSolveLs(matrix=a, rhs=b, l2_regularizer=0.1, fast=fast)
+
+
+def _linalg_v2(api):
+    """tf.linalg.eig/eigvals are TF2-only names (compat.v1 lacks them); the client has them."""
+    if api.__name__ == "client":
+        return api.linalg
+    import tensorflow
+
+    return tensorflow.linalg
+
+
+def _sum_all(api, tensors):
+    return api.add_n([api.reduce_sum(t) for t in tensors])
+
+
+GRADIENT_CASES.update(
+    {
+        "Svd": _grad(lambda api, x: _sum_all(api, api.linalg.svd(x)), (2, 3, 4)),
+        "Svd_tall_uv": _grad(lambda api, x: _sum_all(api, api.svd(x)), (4, 3)),
+        "Svd_values": _grad(lambda api, x: api.svd(x, compute_uv=False), (3, 3)),
+        "Svd_full": _grad(lambda api, x: api.reduce_sum(api.svd(x, full_matrices=True)[2]), (3, 4)),
+        "SelfAdjointEigV2": _spd_grad(lambda api, a: _sum_all(api, api.linalg.eigh(a))),
+        "SelfAdjointEigV2_values": _spd_grad(lambda api, a: api.linalg.eigvalsh(a)),
+        "Eig": _grad(
+            lambda api, x: _sum_all(api, map(api.math.real, _linalg_v2(api).eig(x))), (2, 3, 3)
+        ),
+        "MatrixSolveLs_wide": _grad_of(
+            lambda api, a, b: _solve_ls_op(api, a, b),
+            lambda api: (_x(api, (2, 3), "a"), _x(api, (2, 2), "b")),
+        ),
+        "lstsq": _grad_of(
+            lambda api, a, b: api.linalg.lstsq(a, b, l2_regularizer=0.5),
+            lambda api: (_x(api, (5, 3), "a"), _x(api, (5, 2), "b")),
+        ),
+        "lstsq_wide": _grad_of(
+            lambda api, a, b: api.linalg.lstsq(a, b),
+            lambda api: (_x(api, (2, 3), "a"), _x(api, (2, 2), "b")),
+        ),
+        "Complex": _grad_of(
+            lambda api, x, y: api.abs(api.complex(x, y)),
+            lambda api: (_x(api, (2, 3)), _x(api, (3,), "y")),
+        ),
+        "ComplexAbs": _complex_grad(lambda api, x: api.abs(x) * 1.0, (3,), "complex128"),
+        "Conj_Imag": _complex_grad(
+            lambda api, x: api.complex(api.math.imag(x), api.math.real(api.math.conj(x)))
+        ),
+        "FFT": _complex_grad(lambda api, x: api.signal.fft(x) * x),
+        "IFFT": _complex_grad(lambda api, x: api.signal.ifft(x) * x),
+        "FFT2D": _complex_grad(lambda api, x: api.signal.fft2d(x) * x),
+        "IFFT2D": _complex_grad(lambda api, x: api.signal.ifft2d(x) * x, dtype="complex128"),
+        "FFT3D": _complex_grad(lambda api, x: api.signal.fft3d(x) * x, (2, 2, 3)),
+        "IFFT3D": _complex_grad(lambda api, x: api.signal.ifft3d(x) * x, (2, 2, 3)),
+        "RFFT": _grad(lambda api, x: api.abs(api.signal.rfft(x)), (2, 6)),
+        "RFFT_odd": _grad(lambda api, x: api.math.imag(api.signal.rfft(x)), (2, 5)),
+        "IRFFT": _complex_grad(lambda api, x: api.signal.irfft(x), (2, 4)),
+        "IRFFT_length": _complex_grad(lambda api, x: api.signal.irfft(x, [7]), (2, 4)),
+        "RFFT2D": _grad(lambda api, x: api.abs(api.signal.rfft2d(x)), (2, 3, 4)),
+        "IRFFT2D": _complex_grad(lambda api, x: api.signal.irfft2d(x), (3, 3)),
+    }
+)
+GRADIENT_CASES["ConjugateTranspose"] = _complex_grad(
+    lambda api, x: api.transpose(x, conjugate=True) * x[0, 0]
+)
+
+
+@v1_control_flow
+def _expm(api):
+    api.linalg.expm(_x(api, (2, 3, 3)))
+    api.linalg.expm(_x(api, (3, 3), "d", api.float64))
+
+
+@v1_control_flow
+def _norm_2(api):
+    api.norm(_x(api, (2, 3, 4)), ord=2, axis=[1, 2])
+    api.linalg.norm(_x(api, (3, 4), "y"), ord=2, axis=(-1, 0), keepdims=True)
+
+
+@v1_control_flow
+def _hessians(api):
+    x = _x(api, (3,))
+    y = _x(api, (2, 2), "y")
+    api.hessians(api.reduce_sum(x * x * x) + api.reduce_sum(api.sin(y)), [x, y])
+
+
+@v1_control_flow
+def _lstsq_unknown_rows(api):
+    api.matrix_solve_ls(_x(api, (None, 3), "u"), _x(api, (None, 1), "v"), l2_regularizer=0.1)
+
+
+def _lu(api):
+    lu, p = api.linalg.lu(_x(api, (3, 3)), output_idx_type=api.int64)
+    api.linalg.lu_solve(lu, p, _x(api, (3, 2), "r"))
+    api.linalg.lu_matrix_inverse(lu, p)
+    blu, bp = api.linalg.lu(_x(api, (2, 3, 3), "b"))
+    api.linalg.lu_solve(blu, bp, _x(api, (2, 3, 1), "br"))
+    api.linalg.lu_matrix_inverse(blu, bp, name="inv")
+
+
+def _real_ffts(api):
+    x = _x(api, (2, 4, 6))
+    c = _x(api, (2, 4, 4), "c", api.complex64)
+    api.signal.rfft(x)
+    api.signal.rfft(x, fft_length=[8])
+    api.signal.rfft(_x(api, (None, None), "u"))
+    api.signal.irfft(c)
+    api.signal.irfft(c, [5], name="odd")
+    api.signal.rfft2d(x, [3, 8])
+    api.spectral.irfft2d(c)
+    api.signal.rfft3d(x)
+    api.signal.irfft3d(c, [2, 4, 8])
+    api.signal.irfft(_x(api, (None, 3), "v", api.complex128))
+
+
+ARRAY_CASES.update(
+    {
+        "expm": _expm,
+        "norm_2": _norm_2,
+        "hessians": _hessians,
+        "lu": _lu,
+        "real_ffts": _real_ffts,
+        "lstsq": lambda api: api.linalg.lstsq(_x(api, (4, 3)), _x(api, (4, 2), "b"), fast=False),
+        "lstsq_unknown_rows": _lstsq_unknown_rows,
+        "matrix_functions": lambda api: (
+            api.linalg.sqrtm(_x(api, (2, 3, 3))),
+            api.linalg.logm(_x(api, (3, 3), "c", api.complex128)),
+            _linalg_v2(api).eig(_x(api, (3, 3), "e")),
+            _linalg_v2(api).eigvals(_x(api, (2, 2), "d", api.float64)),
+            api.complex(_x(api, (2,), "re"), _x(api, (2,), "im")),
+            api.real(_x(api, (2,), "z", api.complex64)),
+            api.imag(_x(api, (2,), "z2", api.complex128)),
+            api.math.real(_x(api, (2,), "r")),
+            api.math.imag(_x(api, (2,), "i")),
+        ),
+    }
+)
 
 
 # -- N-d scatters, einsum, bincount ---------------------------------------------------------

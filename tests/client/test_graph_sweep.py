@@ -144,6 +144,20 @@ KNOWN_DIFFERENCES: dict[str, str] = {
         "from Python's random module (StatelessRandomUniformV2 with that seed); the client "
         "keeps TF1's glorot_uniform_initializer (RandomUniform)"
     ),
+    "grad_RFFT2D": (
+        "TF's shape refiner evaluates Range(StridedSlice(Const)) to a static [3, 3] twiddle "
+        "matrix (a Const Shape in the Tile); the client's Range shape is dynamic"
+    ),
+    "array_expm": (
+        "TF's shape refiner folds the reduction axis Size(Shape(x)) - 2, so its 1-norms and "
+        "the scaled matrix have static shapes (Const Shapes, reductions over Const axes); "
+        "the client's are dynamic (Shape, Rank and Range nodes), values are the same"
+    ),
+    "array_hessians": (
+        "TF knows gradient[j] (a StridedSlice by the loop index) is a scalar, so its inner "
+        "gradients start from a Const shape; the client's StridedSlice shape needs a "
+        "constant index (a Shape node instead)"
+    ),
 }
 
 

@@ -77,8 +77,15 @@ def test_bad_arguments_raise_tensorflows_message(kwargs):
     assert str(got.value) == str(want.value)
 
 
-def test_matrix_two_norm_is_refused():
-    import client
+def test_matrix_two_norm_and_its_gradient_match_tensorflow():
+    """The largest singular value (Svd behind map_fn permutations), and through the Svd
+    gradient, as TF's."""
 
-    with client.Graph().as_default(), pytest.raises(NotImplementedError, match="2-norm"):
-        client.norm(client.constant(X), ord=2, axis=(1, 2))
+    def build(api):
+        x = api.constant(X)
+        n = api.norm(x, ord=2, axis=(1, 2))
+        (g,) = api.gradients(api.reduce_sum(n), x)
+        return lambda sess: sess.run([n, g])
+
+    ours, theirs, _, _ = run_both(build)
+    assert_close(ours, theirs, rtol=1e-6, atol=1e-6)

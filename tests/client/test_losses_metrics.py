@@ -221,3 +221,64 @@ def test_sampled_losses_like_tf(accidental_hits):
 
     out, want, _, _ = run_both(build)
     assert_close(out, want)
+
+
+def test_error_class_and_threshold_metrics_like_tf():
+    # The rest of tf.metrics: means of errors, per-class and per-threshold metrics, fed
+    # three batches of different sizes; every update and the final values compared.
+    def build(tf):
+        y = tf.placeholder(tf.float32, [None], name="y")
+        p = tf.placeholder(tf.float32, [None], name="p")
+        w = tf.placeholder(tf.float32, [None], name="w")
+        cls = tf.placeholder(tf.int64, [None], name="cls")
+        guess = tf.placeholder(tf.int64, [None], name="guess")
+        vec_y = tf.placeholder(tf.float32, [None, 3], name="vec_y")
+        vec_p = tf.placeholder(tf.float32, [None, 3], name="vec_p")
+        m = tf.metrics
+        metrics = {
+            "mae": m.mean_absolute_error(y, p),
+            "mse_w": m.mean_squared_error(y, p, weights=w),
+            "rmse": m.root_mean_squared_error(y, p),
+            "rel": m.mean_relative_error(y, p, normalizer=y),
+            "cos": m.mean_cosine_distance(vec_y, vec_p, dim=1),
+            "below": m.percentage_below(p, 0.4),
+            "iou": m.mean_iou(cls, guess, num_classes=4),
+            "iou_w": m.mean_iou(cls, guess, num_classes=4, weights=w, name="iou_w"),
+            "per_class": m.mean_per_class_accuracy(cls, guess, num_classes=4),
+            "prec_t": m.precision_at_thresholds(y > 0.5, p, [0.2, 0.5, 0.8]),
+            "rec_t": m.recall_at_thresholds(y > 0.5, p, [0.2, 0.5, 0.8], weights=w),
+            "tp_t": m.true_positives_at_thresholds(y > 0.5, p, [0.3, 0.7]),
+            "fn_t": m.false_negatives_at_thresholds(y > 0.5, p, [0.3, 0.7]),
+        }
+        fixed = tf.placeholder(tf.float32, [2, 3], name="fixed")  # mean_tensor's state shape
+        tensor_value, tensor_update = m.mean_tensor(fixed, weights=fixed)
+        updates = {k: v[1] for k, v in metrics.items()}
+        updates["tensor"] = tensor_update
+        values = {k: v[0] for k, v in metrics.items()}
+        values["tensor"] = tensor_value
+        local = sorted(v.op.name for v in tf.local_variables())
+        rng = np.random.RandomState(5)
+
+        def steps(sess):
+            seen = []
+            for n in (6, 9, 4):
+                feed = {
+                    y: rng.rand(n).astype(np.float32),
+                    p: rng.rand(n).astype(np.float32),
+                    w: rng.rand(n).astype(np.float32),
+                    cls: rng.randint(0, 4, n),
+                    guess: rng.randint(0, 4, n),
+                    vec_y: rng.rand(n, 3).astype(np.float32),
+                    vec_p: rng.rand(n, 3).astype(np.float32),
+                }
+                feed[fixed] = rng.rand(2, 3).astype(np.float32)
+                feed[y][0] = 0.0  # a zero normalizer: mean_relative_error counts 0 for it
+                seen.append(sess.run(updates, feed))
+            seen.append(sess.run(values))
+            return seen, local
+
+        return steps
+
+    out, want, _, _ = run_both(build)
+    assert_close(out[0], want[0], rtol=1e-5, atol=1e-6)
+    assert out[1] == want[1]

@@ -8,15 +8,18 @@ from __future__ import annotations
 from client.framework.gradient_registry import NotDifferentiable
 from client.ops.gradients import (  # noqa: F401  (imported for their registrations)
     array_grad,
+    complex_grad,
     control_flow_grad,
     data_flow_grad,
     image_grad,
+    linalg_decomp_grad,
     linalg_grad,
     manip_grad,
     math_grad,
     nn_grad,
     segment_grad,
     sparse_grad,
+    spectral_grad,
     tensor_array_grad,
 )
 

@@ -101,7 +101,7 @@ def _mul_grad(op: Any, grad: Any) -> Any:
     x, y = op.inputs
     if _shapes_equal(x, y, grad) and grad.dtype in (dtypes.int32, dtypes.float32):
         return math_ops.multiply(grad, y), math_ops.multiply(grad, x)
-    gx, gy = math_ops.multiply(grad, y), math_ops.multiply(x, grad)
+    gx, gy = math_ops.multiply(grad, _conj(y)), math_ops.multiply(_conj(x), grad)
     return _reduce_gradient_args(x, y, gx, gy)
 
 
@@ -300,7 +300,7 @@ def _sqrt_grad_grad(op: Any, grad: Any) -> Any:
 @RegisterGradient("MatMul")
 def _matmul_grad(op: Any, grad: Any) -> Any:
     ta, tb = op.get_attr("transpose_a"), op.get_attr("transpose_b")
-    a, b = op.inputs
+    a, b = _conj(op.inputs[0]), _conj(op.inputs[1])  # as TF's: a no-op for reals
 
     def mm(x: Any, y: Any, transpose_a: bool = False, transpose_b: bool = False) -> Any:
         return op1("MatMul", [x, y], {"transpose_a": transpose_a, "transpose_b": transpose_b})

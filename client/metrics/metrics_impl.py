@@ -20,9 +20,13 @@ class _UnreadVariable:
     """TF's _UnreadVariable (what assign_add returns): the value after an update, read
     after it by each consumer, under the consumer's own scope."""
 
-    def __init__(self, var: Variable, update: Any) -> None:
-        self._var, self.op = var, update
+    def __init__(self, var: Variable, update: Any, element: Any) -> None:
+        self._var, self.op, self._element = var, update, element
         self.dtype, self.shape, self.graph = var.dtype, var.shape, var.graph
+
+    def _as_graph_element(self) -> Any:
+        """What Session.run fetches: the read made with the update (as TF's)."""
+        return self._element
 
     def read(self) -> Any:
         with _ops.control_dependencies([self.op]):
@@ -36,11 +40,15 @@ for _name in Variable._OPERATORS:
 _ops.register_tensor_conversion_function(_UnreadVariable, lambda v, dtype=None, name=None: v.read())
 
 
-def _assign_add(var: Variable, delta: Any) -> _UnreadVariable:
-    update = var.assign_add(delta, read_value=False)
+def _unread(var: Variable, update: Any) -> _UnreadVariable:
+    """`var` after `update`, as TF's state ops return it."""
     with _ops.control_dependencies([update]):
-        var._lazy_read()  # TF's graph-mode _UnreadVariable reads once where it is made
-    return _UnreadVariable(var, update)
+        element = var._lazy_read()  # TF's graph-mode _UnreadVariable reads once where made
+    return _UnreadVariable(var, update, element)
+
+
+def _assign_add(var: Variable, delta: Any) -> _UnreadVariable:
+    return _unread(var, var.assign_add(delta, read_value=False))
 
 
 def metric_variable(shape: Any, dtype: Any, validate_shape: bool = True, name: Any = None) -> Any:
@@ -185,8 +193,15 @@ precision = _ratio("precision", false_positives)
 recall = _ratio("recall", false_negatives)
 
 
+_ALL_COUNTS = ("tp", "fn", "tn", "fp")
+
+
 def _confusion_matrix_at_thresholds(
-    labels: Any, predictions: Any, thresholds: list[float], weights: Any
+    labels: Any,
+    predictions: Any,
+    thresholds: list[float],
+    weights: Any,
+    includes: tuple[str, ...] = _ALL_COUNTS,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     predictions = convert_to_tensor(predictions)
     message = "predictions must be in [0, 1]"
@@ -217,20 +232,27 @@ def _confusion_matrix_at_thresholds(
     pred_is_pos = math_ops.greater(
         array_ops.tile(array_ops.transpose(predictions_2d), [n, 1]), thresh_tiled
     )
-    pred_is_neg = math_ops.logical_not(pred_is_pos)
+    # Only the comparisons the wanted counts read, as TF builds them.
+    if "fn" in includes or "tn" in includes:
+        pred_is_neg = math_ops.logical_not(pred_is_pos)
     label_is_pos = array_ops.tile(labels_2d, [n, 1])
-    label_is_neg = math_ops.logical_not(label_is_pos)
+    if "fp" in includes or "tn" in includes:
+        label_is_neg = math_ops.logical_not(label_is_pos)
     weights_tiled = None
     if weights is not None:
         weights = broadcast_weights(math_ops.cast(weights, dtypes.float32), predictions)
         weights_tiled = array_ops.tile(array_ops.reshape(weights, [1, -1]), [n, 1])
     values, updates = {}, {}
-    for key, var_name, a, b in (
-        ("tp", "true_positives", label_is_pos, pred_is_pos),
-        ("fn", "false_negatives", label_is_pos, pred_is_neg),
-        ("tn", "true_negatives", label_is_neg, pred_is_neg),
-        ("fp", "false_positives", label_is_neg, pred_is_pos),
+    for key, var_name, label_pos, pred_pos in (
+        ("tp", "true_positives", True, True),
+        ("fn", "false_negatives", True, False),
+        ("tn", "true_negatives", False, False),
+        ("fp", "false_positives", False, True),
     ):
+        if key not in includes:
+            continue
+        a = label_is_pos if label_pos else label_is_neg
+        b = pred_is_pos if pred_pos else pred_is_neg
         var = metric_variable([n], dtypes.float32, name=var_name)
         hit = math_ops.cast(math_ops.logical_and(a, b), dtypes.float32)
         if weights_tiled is not None:
