@@ -703,3 +703,36 @@ math.special = _NS(**{n: getattr(_special, n) for n in _special_names})
 # isort: split
 # tf.compat.v1.distributions (TF1's deprecated distributions library).
 from client import distributions  # noqa: E402, F401
+
+# isort: split
+# N-d scatters (tensors and variables), tf.einsum, tf.bincount.
+from client.ops import bincount_ops as _bincount_ops  # noqa: E402
+from client.ops.einsum_ops import einsum  # noqa: E402, F401
+from client.ops.scatter_nd_ops import (  # noqa: E402, F401
+    scatter_nd,
+    tensor_scatter_add,
+    tensor_scatter_nd_add,
+    tensor_scatter_nd_max,
+    tensor_scatter_nd_min,
+    tensor_scatter_nd_sub,
+    tensor_scatter_nd_update,
+    tensor_scatter_sub,
+    tensor_scatter_update,
+)
+from client.ops.state_ops import scatter_nd_add, scatter_nd_sub, scatter_nd_update  # noqa: E402, F401
+
+bincount = math.bincount = _bincount_ops.bincount_v1
+linalg.einsum = einsum
+
+# isort: split
+# tf.math's segment reductions, and tf.unsorted_segment_mean / sqrt_n.
+from client.ops.math_ops import unsorted_segment_mean, unsorted_segment_sqrt_n  # noqa: E402, F401
+
+math.segment_sum, math.segment_mean = segment_sum, segment_mean
+math.segment_max, math.segment_min, math.segment_prod = segment_max, segment_min, segment_prod
+math.unsorted_segment_sum, math.unsorted_segment_prod = unsorted_segment_sum, unsorted_segment_prod
+math.unsorted_segment_max, math.unsorted_segment_min = unsorted_segment_max, unsorted_segment_min
+math.unsorted_segment_mean, math.unsorted_segment_sqrt_n = (
+    unsorted_segment_mean,
+    unsorted_segment_sqrt_n,
+)

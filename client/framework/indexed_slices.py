@@ -113,7 +113,10 @@ def to_dense(value: Any, name: str | None = None) -> Any:
     out = apply_op(
         "UnsortedSegmentSum", [value.values, value.indices, num_segments], {}, name
     ).outputs[0]
-    out.set_shape(value.shape)
+    # What dense_shape tells about the sum, where the values' shape does not contradict it
+    # (TensorFlow leaves such a mismatch to run time).
+    if out.shape.is_compatible_with(value.shape):
+        out.set_shape(value.shape)
     return out
 
 

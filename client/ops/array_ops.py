@@ -284,7 +284,8 @@ def _filled(shape: Any, value: Any, dtype: Any, name: str | None, default: str) 
         if not isinstance(shape, _ops.Tensor):
             static = _python_shape(shape)
             if static is not None:
-                if int(np.prod(static)) < 1000:
+                # TF's constant() refuses an int shape, so ones(3) is a Fill there too.
+                if int(np.prod(static)) < 1000 and not isinstance(shape, (int, np.integer)):
                     return constant(value, dtype=dtype, shape=static, name=scope)
                 shape = constant(static, dtype=dtypes.int32, name="shape_as_tensor")
             else:

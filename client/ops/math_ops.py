@@ -598,3 +598,48 @@ def _sparse_segment(op_type: str):
 sparse_segment_sum = _sparse_segment("SparseSegmentSum")
 sparse_segment_mean = _sparse_segment("SparseSegmentMean")
 sparse_segment_sqrt_n = _sparse_segment("SparseSegmentSqrtN")
+
+
+def _shape_without_out_type(t: Any) -> Any:
+    """TF's shape_internal(t) with no out_type: a known shape is the Const
+    "Shape/shape_as_tensor" (TensorShape's conversion), else a Shape op."""
+    with _ops.name_scope(None, "Shape", [t]) as scope:
+        if t.shape.is_fully_defined():
+            return constant(t.shape.as_list(), dtype=dtypes.int32, name="shape_as_tensor")
+        return _out(apply_op("Shape", [t], {"out_type": dtypes.int32}, scope))
+
+
+def _unsorted_segment_n(data: Any, segment_ids: Any, num_segments: Any) -> Any:
+    """TF's _unsorted_segment_N: each segment's entry count (at least 1), shaped to
+    broadcast against the segment sums."""
+    num_segments = convert_to_tensor(num_segments)
+    ones_tensor = array_ops.ones(_shape_without_out_type(segment_ids), dtype=data.dtype)
+    n = unsorted_segment_sum(ones_tensor, segment_ids, num_segments)
+    broadcastable_shape = array_ops.concat(
+        [
+            num_segments[array_ops.newaxis],
+            array_ops.ones(
+                [array_ops.rank(data) - array_ops.rank(segment_ids)], dtype=num_segments.dtype
+            ),
+        ],
+        axis=0,
+    )
+    return maximum(array_ops.reshape(n, broadcastable_shape), 1)
+
+
+def unsorted_segment_mean(
+    data: Any, segment_ids: Any, num_segments: Any, name: str | None = None
+) -> Any:
+    with _ops.name_scope(name, "UnsortedSegmentMean"):
+        data, segment_ids = convert_to_tensor(data), convert_to_tensor(segment_ids)
+        n = _unsorted_segment_n(data, segment_ids, num_segments)
+        return unsorted_segment_sum(data, segment_ids, num_segments) / n
+
+
+def unsorted_segment_sqrt_n(
+    data: Any, segment_ids: Any, num_segments: Any, name: str | None = None
+) -> Any:
+    with _ops.name_scope(name, "UnsortedSegmentSqrtN"):
+        data, segment_ids = convert_to_tensor(data), convert_to_tensor(segment_ids)
+        n = _unsorted_segment_n(data, segment_ids, num_segments)
+        return unsorted_segment_sum(data, segment_ids, num_segments) / sqrt(n)

@@ -1,6 +1,6 @@
 """Client, graph building: TF1's top-level variable updates (tf.assign, assign_add,
-assign_sub, scatter_update/add/sub/mul/div/min/max) on resource variables, as
-tensorflow.compat.v1's state_ops builds them for a ResourceVariable."""
+assign_sub, scatter_update/add/sub/mul/div/min/max, scatter_nd_update/add/sub) on resource
+variables, as tensorflow.compat.v1's state_ops builds them for a ResourceVariable."""
 
 from __future__ import annotations
 
@@ -49,3 +49,6 @@ scatter_mul = _scatter("ResourceScatterMul")
 scatter_div = _scatter("ResourceScatterDiv")
 scatter_min = _scatter("ResourceScatterMin")
 scatter_max = _scatter("ResourceScatterMax")
+scatter_nd_update = _scatter("ResourceScatterNdUpdate")
+scatter_nd_add = _scatter("ResourceScatterNdAdd")
+scatter_nd_sub = _scatter("ResourceScatterNdSub")

@@ -66,6 +66,7 @@ from common.ops import (  # noqa: F401  (imported for their registrations)
     random_ops,
     reader_ops,
     reduction_ops,
+    scatter_nd_ops,
     search_ops,
     sendrecv_ops,
     set_ops,

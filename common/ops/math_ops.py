@@ -434,15 +434,32 @@ def _batch_matmul(broadcast: bool) -> Callable[[KernelConstruction], Callable]:
     return factory
 
 
+def _einsum_repeated_output(equation: str, xs: list[np.ndarray]) -> np.ndarray:
+    """An output label repeated ("i->ii", Einsum's gradient of a trace): TensorFlow places
+    the values on that diagonal, zeros elsewhere; numpy refuses such an output."""
+    inputs, output = equation.split("->")
+    unique = "".join(dict.fromkeys(output))
+    z = np.einsum(f"{inputs}->{unique}", *xs)
+    sizes = dict(zip(unique, z.shape))
+    full = np.zeros([sizes[c] for c in output], z.dtype)
+    np.einsum(f"{output}->{unique}", full)[...] = z  # a writeable view of the diagonal
+    return full
+
+
 def _einsum(kc: KernelConstruction) -> Callable:
     equation = kc.attrs["equation"]
     out = mu.np_type(kc.output_types[0])
+    output = equation.partition("->")[2]
+    repeated = "." not in output and len(set(output)) < len(output)
 
     def compute(ctx, inputs: list) -> list:
         xs = [mu.upcast(np.asarray(x)) for x in inputs]
         try:
             with np.errstate(all="ignore"):
-                z = np.einsum(equation, *xs, optimize=len(xs) > 2)
+                if repeated:
+                    z = _einsum_repeated_output(equation, xs)
+                else:
+                    z = np.einsum(equation, *xs, optimize=len(xs) > 2)
         except ValueError as e:
             raise InvalidArgumentError(f"Invalid Einsum equation '{equation}': {e}") from None
         return [mu.as_type(z, out)]

@@ -1,5 +1,5 @@
 """Ops (executor stage): array transformation ops — Tile, Pad, PadV2, MirrorPad, Reverse,
-ReverseV2, OneHot, Where, Unique, UniqueWithCounts, InvertPermutation, Diag, DiagPart,
+ReverseV2, OneHot, Where, Unique, UniqueWithCounts (and V2), InvertPermutation, Diag, DiagPart,
 MatrixDiag, SpaceToDepth, DepthToSpace, Empty.
 
 Signatures are TensorFlow's; numpy kernels with TensorFlow's semantics and error wording.
@@ -333,6 +333,67 @@ def _unique_kernel(with_counts: bool):
 
 register_kernel("Unique")(_unique_kernel(False))
 register_kernel("UniqueWithCounts")(_unique_kernel(True))
+
+_AXIS_ATTRS = [f"Taxis: {INDEX_TYPE} = DT_INT64", f"out_idx: {INDEX_TYPE} = DT_INT32"]
+register_op(
+    "UniqueV2",
+    inputs=["x: T", "axis: Taxis"],
+    outputs=["y: T", "idx: out_idx"],
+    attrs=["T: type", *_AXIS_ATTRS],
+)
+register_op(
+    "UniqueWithCountsV2",
+    inputs=["x: T", "axis: Taxis"],
+    outputs=["y: T", "idx: out_idx", "count: out_idx"],
+    attrs=["T: type", *_AXIS_ATTRS],
+)
+
+
+def unique_along(x: Any, axis_t: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """TensorFlow's UniqueV2 (unique_op.cc): the distinct slices of `x` along the one axis
+    `axis_t` holds (Unique's 1-D behaviour when it holds none), in order of first
+    occurrence, the index of each slice in them, and the counts. Slices compare element by
+    element, so a NaN never equals anything and -0.0 equals 0.0."""
+    x, axis_t = np.asarray(x), np.asarray(axis_t)
+    if axis_t.ndim != 1:
+        raise InvalidArgumentError("axis expects a 1D vector.")
+    if axis_t.size > 1:
+        raise InvalidArgumentError("axis does not support input tensors larger than 1 elements")
+    if axis_t.size == 0:
+        return unique(x)
+    axis = int(axis_t[0])
+    axis = axis + x.ndim if axis < 0 else axis
+    if not 0 <= axis < x.ndim:
+        raise InvalidArgumentError(f"axis has to be between [0, {x.ndim})")
+    moved = np.moveaxis(x, axis, 0)
+    slices = moved.reshape(moved.shape[0], int(np.prod(moved.shape[1:])))
+    first: dict = {}
+    idx = np.empty(len(slices), dtype=np.int64)
+    rows: list[int] = []
+    for i, key in enumerate(map(tuple, slices.tolist())):
+        idx[i] = first.setdefault(key, len(first))
+        if idx[i] == len(rows):
+            rows.append(i)
+    y = np.moveaxis(moved[rows], 0, axis)
+    return np.ascontiguousarray(y), idx, np.bincount(idx, minlength=len(first))
+
+
+def _unique_v2_kernel(with_counts: bool):
+    def factory(k: KernelConstruction):
+        out = np_type(k.attr("out_idx"))
+
+        def compute(ctx: OpKernelContext, inputs: list) -> list:
+            y, idx, count = unique_along(inputs[0], inputs[1])
+            result = [y, idx.astype(out)]
+            return result + [count.astype(out)] if with_counts else result
+
+        return compute
+
+    return factory
+
+
+register_kernel("UniqueV2")(_unique_v2_kernel(False))
+register_kernel("UniqueWithCountsV2")(_unique_v2_kernel(True))
 
 register_op(
     "InvertPermutation", inputs=["x: T"], outputs=["y: T"], attrs=[f"T: {INDEX_TYPE} = DT_INT32"]

@@ -1249,3 +1249,128 @@ NN_VARIANT_LAYER_CASES = {
     ),
 }
 LAYER_CASES.update(NN_VARIANT_LAYER_CASES)
+
+
+# -- N-d scatters, einsum, bincount ---------------------------------------------------------
+
+
+def _tensor_scatter_grad(fn_name, indices=((1,), (3,), (1,)), updates_shape=(3, 3)):
+    """The gradient of a tensor scatter (repeated index included) w.r.t. tensor and updates."""
+
+    def build(api):
+        t = _x(api, (4, 3), name="t")
+        u = _x(api, updates_shape, name="u")
+        y = getattr(api, fn_name)(t, api.constant(list(indices)), u)
+        api.gradients(y, [t, u])
+
+    return build
+
+
+def _scatter_nd_grad(api):
+    u = _x(api, (2, 3), name="u")
+    api.gradients(api.scatter_nd(api.constant([[1], [3]]), u, api.constant([4, 3])), u)
+
+
+def _einsum_grad(equation, *shapes):
+    def build(api):
+        xs = [_x(api, s, name=f"x{i}") for i, s in enumerate(shapes)]
+        api.gradients(api.einsum(equation, *xs), xs)
+
+    return build
+
+
+GRADIENT_CASES.update(
+    {
+        "ScatterNd": _scatter_nd_grad,
+        "TensorScatterUpdate": _tensor_scatter_grad("tensor_scatter_nd_update"),
+        "TensorScatterAdd": _tensor_scatter_grad("tensor_scatter_nd_add"),
+        "TensorScatterSub": _tensor_scatter_grad("tensor_scatter_nd_sub"),
+        "TensorScatterMax": _tensor_scatter_grad("tensor_scatter_nd_max"),
+        "TensorScatterMin": _tensor_scatter_grad("tensor_scatter_nd_min", ((1, 2), (0, 0)), (2,)),
+        "Einsum_matmul": _einsum_grad("ij,jk->ik", (2, 3), (3, 4)),
+        "Einsum_batch": _einsum_grad("bij,bjk->bik", (2, 2, 3), (2, 3, 4)),
+        "Einsum_reduce_binary": _einsum_grad("abc,cd->ad", (2, 3, 4), (4, 5)),
+        "Einsum_unary_sum": _einsum_grad("ijk->ik", (2, 3, 4)),
+        "Einsum_unary_transpose": _einsum_grad("ij->ji", (2, 3)),
+        "Einsum_reduce_transpose": _einsum_grad("ijk->ki", (2, 3, 4)),
+        "Einsum_ellipsis_broadcast": _einsum_grad("...ij,jk->...ik", (2, 1, 2, 3), (3, 4)),
+        "Einsum_ellipsis_unknown": _einsum_grad("...ij,...jk->...ik", (None, 2, 3), (1, 3, 4)),
+        "Einsum_implicit": _einsum_grad("ij,jk", (2, 3), (3, 4)),
+    }
+)
+
+
+def _variable_scatter_nd(fn_name):
+    def build(api):
+        v = api.Variable(np.zeros([4, 3], np.float32), use_resource=True, name="v")
+        getattr(api, fn_name)(v, [[1], [3]], np.ones([2, 3], np.float32))
+
+    return build
+
+
+def _bincount(weights=False, **kwargs):
+    def build(api):
+        arr = api.placeholder(api.int32, [None], name="arr")
+        w = api.placeholder(api.float32, [None], name="w") if weights else None
+        api.bincount(arr, w, **kwargs)
+        api.math.bincount(api.constant([[1.0, 2.0]]), minlength=2)
+
+    return build
+
+
+MISC_CASES.update(
+    {
+        "scatter_nd_update_variable": _variable_scatter_nd("scatter_nd_update"),
+        "scatter_nd_add_variable": _variable_scatter_nd("scatter_nd_add"),
+        "scatter_nd_sub_variable": _variable_scatter_nd("scatter_nd_sub"),
+        "tensor_scatter_v1_names": lambda api: [
+            api.tensor_scatter_update(_x(api, (3,)), [[0]], [1.0]),
+            api.tensor_scatter_add(_x(api, (3,), "y"), [[0]], [1.0], name="add"),
+            api.tensor_scatter_sub(_x(api, (3,), "z"), [[0]], [1.0]),
+        ],
+        "unique_out_idx": lambda api: [
+            api.unique(api.constant([1, 1, 2]), out_idx=api.int64),
+            api.unique_with_counts(api.constant([1, 1, 2]), out_idx=api.int64),
+        ],
+        "bincount": _bincount(),
+        "bincount_weights_min_max": _bincount(weights=True, minlength=3, maxlength=5),
+        "einsum_three_operands": lambda api: api.einsum(
+            "ij,jk,kl->il", _x(api, (2, 3), "a"), _x(api, (3, 4), "b"), _x(api, (4, 5), "c")
+        ),
+        "einsum_named": lambda api: api.linalg.einsum(
+            "i,i->", _x(api, (3,)), _x(api, (3,), "y"), name="dot"
+        ),
+    }
+)
+
+
+def _unsorted_segment(reduction, data_shape=(4, 3), ids=(0, 2, 0, 2)):
+    def build(api):
+        data = _x(api, data_shape, name="data")
+        getattr(api.math, f"unsorted_segment_{reduction}")(data, api.constant(list(ids)), 3)
+
+    return build
+
+
+MISC_CASES.update(
+    {
+        "unsorted_segment_mean": _unsorted_segment("mean"),
+        "unsorted_segment_sqrt_n": _unsorted_segment("sqrt_n"),
+        "unsorted_segment_mean_2d_ids": _unsorted_segment("mean", (2, 2, 3), ((0, 1), (1, 1))),
+        "unsorted_segment_sum_math": _unsorted_segment("sum"),
+    }
+)
+
+
+GRADIENT_CASES.update(
+    {
+        "UnsortedSegmentSum": _grad(
+            lambda api, x: api.math.unsorted_segment_sum(x, api.constant([0, 2, -1, 0]), 3),
+            shape=(4, 3),
+        ),
+        "UnsortedSegmentMean_fed_ids": _grad_of(
+            lambda api, x, ids: api.math.unsorted_segment_mean(x, ids, 3),
+            lambda api: (_x(api, (4, 3)), api.placeholder(api.int32, [None], name="ids")),
+        ),
+    }
+)

@@ -204,6 +204,7 @@ UNSWEPT_GRADIENTS: set[str] = {
     "SpaceToBatch",
     "ClipByValue",
     "Snapshot",
+    "ScatterNdNonAliasingAdd",
 }
 
 

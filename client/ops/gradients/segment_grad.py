@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from client.framework import shape_fns
+from client.framework import dtypes, shape_fns
 from client.framework.gradient_registry import RegisterGradient
 from client.framework.indexed_slices import IndexedSlices
 from client.framework.op_builder import apply_op
@@ -93,3 +93,45 @@ for _kind in ("Sum", "Mean", "SqrtN"):
     shape_fns.SHAPE_FNS[f"SparseSegment{_kind}WithNumSegments"] = _sparse_segment_shape
     shape_fns.SHAPE_FNS[f"SparseSegment{_kind}Grad"] = _sparse_segment_grad_shape
     shape_fns.SHAPE_FNS[f"SparseSegment{_kind}GradV2"] = _sparse_segment_grad_shape
+
+
+def _gather_drop_negatives(params: Any, ids: Any) -> Any:
+    """TF's _GatherDropNegatives: rows of `params` at `ids`, zero where an id is negative."""
+    from client.ops import math_ops
+
+    zero_clipped_indices = math_ops.maximum(ids, array_ops.zeros_like(ids))
+    gathered = array_ops.gather(params, zero_clipped_indices)
+    is_positive = math_ops.greater_equal(ids, 0)
+    is_positive_shape = array_ops.shape(is_positive)
+    broadcastable_shape = array_ops.concat(
+        [
+            is_positive_shape,
+            array_ops.ones(
+                [array_ops.rank(gathered) - array_ops.rank(is_positive)],
+                dtype=is_positive_shape.dtype,
+            ),
+        ],
+        axis=0,
+    )
+    is_positive = array_ops.reshape(is_positive, broadcastable_shape)
+    is_positive = is_positive & array_ops.ones_like(gathered, dtype=dtypes.bool)
+    zero_slice = array_ops.zeros_like(gathered)
+    return array_ops.where_v2(is_positive, gathered, zero_slice)
+
+
+@RegisterGradient("UnsortedSegmentSum")
+def _unsorted_segment_sum_grad(op: Any, grad: Any) -> list[Any]:
+    return [_gather_drop_negatives(grad, op.inputs[1]), None, None]
+
+
+def _unsorted_segment_shape(op: Any) -> list[Any]:
+    """TF's UnsortedSegmentReductionShapeFn: [num_segments] + data.shape[ids.rank:]."""
+    data, ids = op.inputs[0].shape, op.inputs[1].shape
+    if data.ndims is None or ids.ndims is None:
+        return [TensorShape(None)]
+    n = shape_fns.constant_value(op.inputs[2])
+    return [TensorShape([None if n is None else int(n)] + data.as_list()[ids.ndims :])]
+
+
+for _reduction in ("Sum", "Max", "Min", "Prod"):
+    shape_fns.SHAPE_FNS.setdefault(f"UnsortedSegment{_reduction}", _unsorted_segment_shape)
