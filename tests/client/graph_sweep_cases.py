@@ -1374,3 +1374,28 @@ GRADIENT_CASES.update(
         ),
     }
 )
+
+
+# -- CTC (client.ops.ctc_ops): the loss's gradient is its second output --------------------
+def _ctc_loss_grad(api):
+    x = api.placeholder(api.float32, [5, 2, 4], name="x")
+    ix = api.constant([[0, 0], [0, 1], [1, 0]], api.int64)
+    labels = api.SparseTensor(ix, api.constant([1, 2, 1]), api.constant([2, 2], api.int64))
+    loss = api.nn.ctc_loss(labels, x, api.constant([5, 4]))
+    api.gradients(api.reduce_mean(loss), x)
+
+
+GRADIENT_CASES.update({"CTCLoss": _ctc_loss_grad})
+
+
+def _sparse_softmax_grad(api):
+    values = api.placeholder(api.float32, [4], name="values")
+    sp = api.SparseTensor(
+        api.constant([[0, 0], [0, 2], [1, 1], [1, 3]], api.int64),
+        values,
+        api.constant([2, 4], api.int64),
+    )
+    api.gradients(api.reduce_sum(api.sparse.softmax(sp).values ** 2), values)
+
+
+GRADIENT_CASES.update({"SparseSoftmax": _sparse_softmax_grad})
