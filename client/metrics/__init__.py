@@ -34,3 +34,7 @@ from client.metrics.regression import (  # noqa: F401
     percentage_below,
     root_mean_squared_error,
 )
+from client.metrics.sensitivity import (  # noqa: F401
+    sensitivity_at_specificity,
+    specificity_at_sensitivity,
+)

@@ -737,6 +737,32 @@ METRIC_CASES = {
     "true_negatives_at_thresholds": _float_metric_case(
         lambda api, y, p: api.metrics.true_negatives_at_thresholds(y, p, [0.3, 0.6])
     ),
+    "auc_pr_careful_interpolation": _float_metric_case(
+        lambda api, y, p: api.metrics.auc(
+            y, p, num_thresholds=6, curve="PR", summation_method="careful_interpolation"
+        )
+    ),
+    "auc_roc_careful_interpolation": _float_metric_case(
+        lambda api, y, p: api.metrics.auc(
+            y, p, num_thresholds=5, summation_method="careful_interpolation"
+        )
+    ),
+    "auc_minoring": _float_metric_case(
+        lambda api, y, p: api.metrics.auc(y, p, num_thresholds=5, summation_method="minoring")
+    ),
+    "auc_pr_majoring": _float_metric_case(
+        lambda api, y, p: api.metrics.auc(
+            y, p, weights=[1.0, 2.0, 0.0, 1.0], curve="PR", summation_method="majoring"
+        )
+    ),
+    "sensitivity_at_specificity": _float_metric_case(
+        lambda api, y, p: api.metrics.sensitivity_at_specificity(y, p, 0.6, num_thresholds=7)
+    ),
+    "specificity_at_sensitivity_weighted": _float_metric_case(
+        lambda api, y, p: api.metrics.specificity_at_sensitivity(
+            y, p, 0.4, weights=[1.0, 2.0, 0.0, 1.0], num_thresholds=5
+        )
+    ),
 }
 
 
