@@ -514,6 +514,19 @@ from client import sparse  # noqa: E402, F401
 # Routing of partitioned embedding lookups (TF's data_flow_ops).
 from client.ops.data_flow_ops import dynamic_partition, dynamic_stitch  # noqa: E402, F401
 from client.ops.histogram_ops import histogram_fixed_width  # noqa: E402, F401
+from client.ops.sets_ops import sets  # noqa: E402, F401
+from client.ops.sparse_extra_ops import (  # noqa: E402, F401
+    deserialize_many_sparse,
+    serialize_many_sparse,
+    serialize_sparse,
+    sparse_concat,
+    sparse_maximum,
+    sparse_minimum,
+    sparse_reshape,
+    sparse_slice,
+    sparse_softmax,
+    sparse_split,
+)
 from client.sparse import sparse_tensor_dense_matmul, sparse_tensor_to_dense  # noqa: E402, F401
 
 # isort: split

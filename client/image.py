@@ -3,6 +3,21 @@ client.ops.image_ops."""
 
 from __future__ import annotations
 
+from client.ops.image_metrics_ops import (  # noqa: F401
+    image_gradients,
+    psnr,
+    sobel_edges,
+    ssim,
+    ssim_multiscale,
+    total_variation,
+)
+from client.ops.image_nms_ops import (  # noqa: F401
+    combined_non_max_suppression,
+    non_max_suppression,
+    non_max_suppression_padded,
+    non_max_suppression_with_overlaps,
+    non_max_suppression_with_scores,
+)
 from client.ops.image_ops import (  # noqa: F401
     ResizeMethod,
     adjust_contrast,
@@ -51,3 +66,5 @@ from client.ops.image_pipeline_ops import (  # noqa: F401
     sample_distorted_bounding_box,
     stateless_sample_distorted_bounding_box,
 )
+
+non_max_suppression_overlaps = non_max_suppression_with_overlaps

@@ -27,6 +27,11 @@ from client.ops.parsing_ops import (  # noqa: F401
     parse_single_example,
     parse_single_sequence_example,
 )
+from client.ops.sparse_extra_ops import (  # noqa: E402, F401
+    deserialize_many_sparse,
+    serialize_many_sparse,
+    serialize_sparse,
+)
 from client.python_io import (  # noqa: F401
     TFRecordCompressionType,
     TFRecordOptions,

@@ -10,17 +10,9 @@ from typing import Any
 from client.framework import ops as _ops
 from client.framework import shape_fns
 from client.framework.op_builder import apply_op, convert_to_tensor
-from client.framework.sparse_tensor import SparseTensor, SparseTensorValue
+from client.framework.sparse_tensor import convert_to_sparse_tensor as _convert_to_sparse_tensor
 from client.framework.tensor_shape import TensorShape
 from client.ops import array_ops
-
-
-def _convert_to_sparse_tensor(sp_input: Any) -> SparseTensor:
-    if isinstance(sp_input, SparseTensorValue):
-        return SparseTensor(sp_input.indices, sp_input.values, sp_input.dense_shape)
-    if not isinstance(sp_input, SparseTensor):
-        raise TypeError("Input must be a SparseTensor.")
-    return sp_input
 
 
 def sparse_tensor_dense_matmul(
@@ -69,3 +61,15 @@ def _sparse_dense_matmul_shape(op: Any) -> list[Any]:
     if b.ndims is not None:
         cols = b.as_list()[0 if adj_b else 1]
     return [TensorShape([rows, cols])]
+
+
+# -- tf.sparse's reshaping, joining and normalizing ops (TF1 signatures) -----------------------
+from client.ops import sparse_extra_ops as _extra  # noqa: E402
+
+concat = _extra.sparse_concat
+maximum = _extra.sparse_maximum
+minimum = _extra.sparse_minimum
+reshape = _extra.sparse_reshape
+slice = _extra.sparse_slice  # noqa: A001  (tf.sparse.slice)
+softmax = _extra.sparse_softmax
+split = _extra.sparse_split

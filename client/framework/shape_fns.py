@@ -450,6 +450,11 @@ def _shape(op: Any) -> list[Any]:
     return [TensorShape([_in(op).ndims])]
 
 
+@_reg("ShapeN")
+def _shape_n(op: Any) -> list[Any]:
+    return [TensorShape([x.shape.ndims]) for x in op.inputs]
+
+
 @_reg("BroadcastTo")
 def _broadcast_to(op: Any) -> list[Any]:
     return [_shape_from_tensor(op.inputs[1])]
@@ -762,11 +767,14 @@ def _squeeze(op: Any) -> list[Any]:
 @_reg("Tile")
 def _tile(op: Any) -> list[Any]:
     s = _in(op)
-    m = constant_value(op.inputs[1])
+    m = evaluated_value(op.inputs[1])  # TF folds small constant graphs (a Pack of sliced Consts)
     if s.ndims is None:
         return [UNKNOWN]
-    if m is None:
-        return [TensorShape([None] * s.ndims)]
+    if m is None:  # MakeShapeFromShapeTensor: the multiples TF can still read (a Pack's)
+        part = _shape_from_tensor(op.inputs[1])
+        ks = part.as_list() if part.ndims == s.ndims else [None] * s.ndims
+        return [TensorShape([None if d is None or k is None else d * k
+                             for d, k in zip(s.as_list(), ks)])]  # fmt: skip
     return [TensorShape([None if d is None else d * int(k) for d, k in zip(s.as_list(), m)])]
 
 
@@ -811,7 +819,11 @@ def _strided_slice(op: Any) -> list[Any]:
     vals = _constant_values(op.inputs[1:])
     if s.ndims is None or vals is None:
         return [UNKNOWN]
-    dims = [1 << 30 if d is None else d for d in s.as_list()]
+    # Unknown dims probe as one large size; several of them must still fit numpy's iterator.
+    known_bits = sum(int(d).bit_length() for d in s.as_list() if d is not None)
+    n_unknown = sum(d is None for d in s.as_list())
+    big_bits = min(30, (62 - known_bits) // max(1, n_unknown))
+    dims = [1 << big_bits if d is None else d for d in s.as_list()]
     probe = np.broadcast_to(np.zeros((), np.int8), dims)
     index = strided_slice_index(
         *(list(v) for v in vals),
@@ -832,7 +844,7 @@ def _strided_slice(op: Any) -> list[Any]:
         raise ShapeError(str(e)) from None
     unknown = [d is None for d in s.as_list()]
     return [
-        TensorShape([None if d >= (1 << 29) else d for d in out])
+        TensorShape([None if d >= (1 << (big_bits - 1)) else d for d in out])
         if any(unknown)
         else TensorShape(out)
     ]

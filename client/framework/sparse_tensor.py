@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from client.framework import dtypes
+from client.framework import dtypes, shape_fns
 from client.framework import ops as _ops
 from client.framework.op_builder import convert_to_tensor
+from client.framework.tensor_shape import TensorShape
 
 
 class SparseTensorValue(NamedTuple):
@@ -45,3 +46,30 @@ class SparseTensor:
 
     def consumers(self) -> list[_ops.Operation]:
         return self._values.consumers()
+
+    @property
+    def shape(self) -> TensorShape:
+        """The static dense shape: what is known of dense_shape's value, merged with
+        set_shape's, as TF's SparseTensor.shape."""
+        known = shape_fns._shape_from_tensor(self._dense_shape)
+        extra = getattr(self, "_shape_hint", None)
+        return known if extra is None else known.merge_with(extra)
+
+    def get_shape(self) -> TensorShape:
+        return self.shape
+
+    def set_shape(self, shape: Any) -> None:
+        shape = shape if isinstance(shape, TensorShape) else TensorShape(shape)
+        if not shape.is_compatible_with(self.shape):
+            raise ValueError(f"Shape {shape} is not compatible with {self.shape}")
+        self._shape_hint = self.shape.merge_with(shape)
+
+
+def convert_to_sparse_tensor(sp_input: Any) -> SparseTensor:
+    """A SparseTensor from a SparseTensor or a SparseTensorValue (TF's
+    sparse_ops._convert_to_sparse_tensor); TypeError for anything else."""
+    if isinstance(sp_input, SparseTensorValue):
+        return SparseTensor(sp_input.indices, sp_input.values, sp_input.dense_shape)
+    if not isinstance(sp_input, SparseTensor):
+        raise TypeError("Input must be a SparseTensor.")
+    return sp_input

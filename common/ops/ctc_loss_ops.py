@@ -17,7 +17,7 @@ import numpy as np
 from common.errors import InvalidArgumentError
 from common.ops.array_ops import shape_str
 from common.ops.registry import KernelConstruction, register_kernel, register_op
-from common.ops.sparse_to_dense_ops import _validate as indices_valid
+from common.ops.sparse_to_dense_ops import indices_valid
 
 _LOSS_ATTRS = [
     "preprocess_collapse_repeated: bool = false",

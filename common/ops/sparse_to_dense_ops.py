@@ -55,7 +55,7 @@ def _index_str(row: np.ndarray) -> str:
     return "[" + ",".join(str(int(i)) for i in row) + "]"
 
 
-def _validate(rows: np.ndarray, dims: list[int]) -> None:
+def indices_valid(rows: np.ndarray, dims: list[int]) -> None:
     """SparseTensor::IndicesValid: each row in bounds, rows in increasing order."""
     for n, row in enumerate(rows):
         if any(i < 0 or i >= d for i, d in zip(row, dims)):
@@ -89,7 +89,7 @@ def _sparse_to_dense(k: KernelConstruction):
         dims = as_int_list(out_shape)
         rows = indices.reshape(-1, len(dims)).astype(np.int64)
         if validate:
-            _validate(rows, dims)
+            indices_valid(rows, dims)
         elif np.any((rows < 0) | (rows >= np.array(dims, np.int64))):
             raise InvalidArgumentError(
                 f"Indices are not valid (out of bounds).  Shape: {shape_str(dims)}"

@@ -321,6 +321,7 @@ GRADIENT_CASES = {
         lambda api, x: api.image.resize_nearest_neighbor(x, [6, 6]), (1, 4, 4, 2)
     ),
     "ResizeBicubic": _grad(lambda api, x: api.image.resize_bicubic(x, [6, 6]), (1, 4, 4, 2)),
+    "SobelEdges": _grad(lambda api, x: api.image.sobel_edges(x), (1, 4, 5, 2)),
     "ResourceGather": lambda api: api.gradients(
         api.gather(api.Variable(np.ones([3, 2], np.float32), use_resource=True), [0, 2]),
         api.trainable_variables(),
@@ -927,6 +928,16 @@ MISC_CASES = {
     "tensordot_unknown_batch": _tensordot([None, 3, 4], [4, 5], [[2], [0]]),
     "tensordot_unknown_rank": _tensordot(None, [4, 5], [[-1], [0]]),
     "tensordot_unknown_rank_int_axes": _tensordot(None, [4, 5], 1),
+    "image_non_max_suppression": lambda api: api.image.non_max_suppression(
+        _x(api, (5, 4), "boxes"), _x(api, (5,), "scores"), 3, 0.4, 0.1
+    ),
+    "image_combined_non_max_suppression": lambda api: api.image.combined_non_max_suppression(
+        _x(api, (2, 5, 1, 4), "boxes"), _x(api, (2, 5, 3), "scores"), 2, 4, pad_per_class=True
+    ),
+    "image_ssim_gradient": _grad(
+        lambda api, x, y: api.image.ssim(x, y, 1.0, filter_size=3), (1, 6, 6, 2), n_inputs=2
+    ),
+    "image_total_variation": _image_case(lambda api, x: api.image.total_variation(x)),
 }
 
 

@@ -75,5 +75,9 @@ for _t in (
     "Fill",
     "Cumprod",
     "InTopKV2",
+    "SetSize",
+    "DenseToDenseSetOperation",
+    "DenseToSparseSetOperation",
+    "SparseToSparseSetOperation",
 ):
     NotDifferentiable(_t)

@@ -360,3 +360,8 @@ def _reverse_sequence_grad(op: Any, grad: Any) -> Any:
         reverse_sequence(grad, op.inputs[1], op.get_attr("seq_dim"), op.get_attr("batch_dim")),
         None,
     ]
+
+
+@RegisterGradient("MirrorPad")
+def _mirror_pad_grad(op: Any, grad: Any) -> Any:
+    return [op1("MirrorPadGrad", [grad, op.inputs[1]], attrs_of(op, "mode")), None]

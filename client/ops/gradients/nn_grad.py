@@ -277,3 +277,20 @@ def _gather_nd_grad(op: Any, grad: Any) -> Any:
         # TF's _GatherNdGrad: whole rows gathered give IndexedSlices, as gather's do.
         return [IndexedSlices(grad, array_ops.squeeze(indices, axis=-1), shape), None]
     return [apply_op("ScatterNd", [indices, grad, shape], {}).outputs[0], None]
+
+
+@RegisterGradient("DepthwiseConv2dNative")
+def _depthwise_conv2d_native_grad(op: Any, grad: Any) -> Any:
+    attrs = attrs_of(op, "strides", "padding", "explicit_paddings", "data_format", "dilations")
+    return [
+        op1(
+            "DepthwiseConv2dNativeBackpropInput",
+            [array_ops.shape(op.inputs[0]), op.inputs[1], grad],
+            attrs,
+        ),
+        op1(
+            "DepthwiseConv2dNativeBackpropFilter",
+            [op.inputs[0], array_ops.shape(op.inputs[1]), grad],
+            attrs,
+        ),
+    ]

@@ -1,13 +1,15 @@
 """Client, gradients: the sparse ops' gradients as TensorFlow's sparse_grad.py builds them
 (SparseTensorDenseMatMul: the dense side through the op with adjoint_a flipped, the values
-through gathered rows multiplied as batches of vectors)."""
+through gathered rows multiplied as batches of vectors; SparseSlice through SparseSliceGrad;
+SparseSoftmax as SoftmaxGrad on the entries)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from client.framework.gradient_registry import RegisterGradient
+from client.framework.gradient_registry import NotDifferentiable, RegisterGradient
 from client.framework.op_builder import apply_op
+from client.framework.sparse_tensor import SparseTensor
 from client.ops import array_ops, math_ops
 
 
@@ -54,3 +56,48 @@ def _sparse_tensor_dense_matmul_grad(op: Any, grad: Any) -> list[Any]:
             adjoint_b=True,
         )
     return [None, array_ops.squeeze(a_values_grad, axis=[-2, -1]), None, b_grad]
+
+
+# -- the reshaping, joining and normalizing ops (TensorFlow's sparse_grad.py) ----------------
+for _t in ("SparseAddGrad", "SparseConcat"):
+    NotDifferentiable(_t)
+
+
+@RegisterGradient("SparseSlice")
+def _sparse_slice_grad(op: Any, *grads: Any) -> list[Any]:
+    """The sliced values' gradient scattered back to the input's entries."""
+    val_grad = apply_op(
+        "SparseSliceGrad", [grads[1], op.inputs[0], op.inputs[3], op.outputs[0]]
+    ).outputs[0]
+    val_grad.set_shape(op.inputs[1].get_shape())
+    return [None, val_grad, None, None, None]
+
+
+@RegisterGradient("SparseSoftmax")
+def _sparse_softmax_grad(op: Any, grad: Any) -> list[Any]:
+    """SoftmaxGrad on the entries: (grad - sum(grad * softmax) over each row) * softmax."""
+    indices, shape = op.inputs[0], op.inputs[2]
+    out_vals = op.outputs[0]
+    sp_output = SparseTensor(indices, out_vals, shape)
+    sp_grad = SparseTensor(indices, grad, shape)
+    sp_product = SparseTensor(indices, sp_output.values * sp_grad.values, shape)
+    summed = apply_op(
+        "SparseReduceSum",
+        [sp_product.indices, sp_product.values, sp_product.dense_shape, [-1]],
+        {"keep_dims": True},
+    ).outputs[0]
+    sum_reduced = -summed
+    sp_sum = apply_op(
+        "SparseDenseCwiseAdd", [sp_grad.indices, sp_grad.values, sp_grad.dense_shape, sum_reduced]
+    ).outputs[0]
+    return [None, sp_sum * sp_output.values, None]
+
+
+def _not_implemented(op_type: str) -> None:
+    @RegisterGradient(op_type)
+    def _grad(op: Any, *grads: Any) -> list[Any]:
+        raise NotImplementedError(f"Gradient for {op_type} is not implemented.")
+
+
+_not_implemented("SparseSparseMaximum")
+_not_implemented("SparseSparseMinimum")

@@ -6,6 +6,7 @@ The family is split by stage of a pipeline (as TensorFlow's core/kernels/data/),
 module registering its own ops:
   base                the Dataset value, the iterator protocol, captured functions
   sources             TensorDataset, TensorSliceDataset, RangeDataset
+  sparse_sources      SparseTensorSliceDataset
   transforms          Repeat, Take, Skip, Batch, PaddedBatch, Zip, Concatenate, Cache,
                       Cardinality, and pass-throughs (Prefetch, Optimize, Model ...)
   shuffle             Shuffle(V1-V3), ShuffleAndRepeat(V1-V2), seed generators (TF's order)
@@ -24,6 +25,7 @@ from common.ops.data import (  # noqa: F401  (imported for their registrations)
     readers,
     shuffle,
     sources,
+    sparse_sources,
     transforms,
 )
 from common.ops.data.base import (  # noqa: F401  (the family's public names)

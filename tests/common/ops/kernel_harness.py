@@ -190,6 +190,8 @@ def ours_run(op: str, inputs: dict, attrs: dict) -> list:
     flat: list = []
     for arg in op_def.input_args:
         v = inputs[arg.name]
+        if arg.number_attr and isinstance(v, list):
+            attrs.setdefault(arg.number_attr, len(v))  # tf.raw_ops infers it the same way
         if arg.number_attr or arg.type_list_attr:
             flat.extend(np.asarray(x) for x in v)
         else:
