@@ -764,6 +764,35 @@ METRIC_CASES = {
             y, p, 0.4, weights=[1.0, 2.0, 0.0, 1.0], num_thresholds=5
         )
     ),
+    "precision_at_k": lambda api: api.metrics.precision_at_k(
+        api.placeholder(api.int64, [4], name="labels"),
+        api.placeholder(api.float32, [4, 5], name="preds"),
+        k=2,
+    ),
+    # Weighted at_k metrics differ in TF's dynamic assert_broadcastable (see
+    # test_metrics_ranking.py), so the sweep builds them unweighted.
+    "recall_at_k_class": lambda api: api.metrics.recall_at_k(
+        api.placeholder(api.int64, [4, 2], name="labels"),
+        api.placeholder(api.float32, [4, 5], name="preds"),
+        k=3,
+        class_id=1,
+    ),
+    "precision_at_top_k_class": lambda api: api.metrics.precision_at_top_k(
+        api.placeholder(api.int64, [None, 1], name="labels"),
+        api.placeholder(api.int32, [None, 2], name="top"),
+        class_id=3,
+    ),
+    "recall_at_top_k": lambda api: api.metrics.recall_at_top_k(
+        api.placeholder(api.int64, [4], name="labels"),
+        api.placeholder(api.int64, [4, 2], name="top"),
+        k=2,
+    ),
+    "sparse_precision_at_k": lambda api: api.metrics.sparse_precision_at_k(
+        api.placeholder(api.int64, [4], name="labels"),
+        api.placeholder(api.float32, [4, 5], name="preds"),
+        k=1,
+        name="spk",
+    ),
 }
 
 
