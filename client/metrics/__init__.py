@@ -4,6 +4,10 @@ the counts, precision/recall, auc); regression the means of errors and distances
 classification the per-class and per-threshold metrics; sensitivity the rates at a
 given rate; ranking the metrics over the top k classes."""
 
+from client.metrics.average_precision import (  # noqa: F401
+    average_precision_at_k,
+    sparse_average_precision_at_k,
+)
 from client.metrics.classification import (  # noqa: F401
     false_negatives_at_thresholds,
     false_positives_at_thresholds,

@@ -787,6 +787,16 @@ METRIC_CASES = {
         api.placeholder(api.int64, [4, 2], name="top"),
         k=2,
     ),
+    "average_precision_at_k": lambda api: api.metrics.average_precision_at_k(
+        api.placeholder(api.int64, [4, 2], name="labels"),
+        api.placeholder(api.float32, [4, 5], name="preds"),
+        k=3,
+    ),
+    "sparse_average_precision_at_k": lambda api: api.metrics.sparse_average_precision_at_k(
+        api.placeholder(api.int64, [4], name="labels"),
+        api.placeholder(api.float32, [4, 5], name="preds"),
+        k=1,
+    ),
     "sparse_precision_at_k": lambda api: api.metrics.sparse_precision_at_k(
         api.placeholder(api.int64, [4], name="labels"),
         api.placeholder(api.float32, [4, 5], name="preds"),

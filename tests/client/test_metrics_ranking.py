@@ -1,5 +1,5 @@
 """tf.metrics over the top k classes (precision_at_k, recall_at_k, precision_at_top_k,
-recall_at_top_k, sparse_precision_at_k) through `client` against
+recall_at_top_k, sparse_precision_at_k, average_precision_at_k and its alias) through `client` against
 tensorflow.compat.v1: the same local variables and values after each of several batches,
 with class_id and weights. Graph parity is swept in graph_sweep_cases.py (unweighted:
 weighted, TF checks the weights against the SetSize counts, whose shape is unknown, with
@@ -37,6 +37,9 @@ def test_at_k_metrics_like_tf():
             "pt_class_w": m.precision_at_top_k(one, top, k=3, class_id=1, weights=w),
             "rt": m.recall_at_top_k(one, top, k=3),
             "rt_class": m.recall_at_top_k(many, top, class_id=0),
+            "ap1": m.average_precision_at_k(one, scores, 1),
+            "ap3_many": m.average_precision_at_k(many, scores, 3),
+            "ap5_w": m.sparse_average_precision_at_k(many, scores, 5, weights=w),
         }
         updates = {k: v[1] for k, v in metrics.items()}
         values = {k: v[0] for k, v in metrics.items()}
@@ -50,7 +53,7 @@ def test_at_k_metrics_like_tf():
                 feed = {
                     scores: s,
                     one: rng.randint(0, 5, n),
-                    many: rng.randint(0, 5, (n, 2)),
+                    many: rng.randint(0, 6 if n == 9 else 5, (n, 2)),
                     top: np.argsort(-rng.rand(n, 5), 1)[:, :3].astype(np.int32),
                     w: rng.rand(n).astype(np.float32),
                 }
