@@ -262,6 +262,29 @@ def _confusion_matrix_at_thresholds(
     return values, updates
 
 
+def _interpolate_pr_auc(tp: Any, fp: Any, fn: Any, k: int) -> Any:
+    """TF's PR-AUC with precision interpolated between thresholds (Davis et al. 2006):
+    tp, fp and p = tp + fp linear in each interval, the area is
+    slope * (dtp + intercept * log(p_a / p_b)) / positives."""
+    dtp = tp[:k] - tp[1:]
+    p = tp + fp
+    prec_slope = math_ops.div_no_nan(dtp, math_ops.maximum(p[:k] - p[1:], 0), name="prec_slope")
+    intercept = tp[1:] - math_ops.multiply(prec_slope, p[1:])
+    safe_p_ratio = array_ops.where(
+        math_ops.logical_and(p[:k] > 0, p[1:] > 0),
+        math_ops.div_no_nan(p[:k], math_ops.maximum(p[1:], 0), name="recall_relative_ratio"),
+        array_ops.ones_like(p[1:]),
+    )
+    return math_ops.reduce_sum(
+        math_ops.div_no_nan(
+            prec_slope * (dtp + intercept * math_ops.log(safe_p_ratio)),
+            math_ops.maximum(tp[1:] + fn[1:], 0),
+            name="pr_auc_increment",
+        ),
+        name="interpolate_pr_auc",
+    )
+
+
 def auc(
     labels: Any,
     predictions: Any,
@@ -274,13 +297,12 @@ def auc(
     summation_method: str = "trapezoidal",
     thresholds: Any = None,
 ) -> tuple[Any, Any]:
-    """Area under the ROC or PR curve by trapezoids over `num_thresholds` thresholds."""
-    if summation_method != "trapezoidal":
-        raise ValueError(
-            f"summation_method {summation_method!r} is not supported by this client "
-            "(only 'trapezoidal', TensorFlow's default)"
-        )
+    """Area under the ROC or PR curve over `num_thresholds` thresholds, summed by
+    trapezoids, lower ('minoring') or upper ('majoring') rectangles, or, for PR,
+    'careful_interpolation' (TF's interpolated precision)."""
     with vs.variable_scope(name, "auc", [labels, predictions, weights]):
+        if curve not in ("ROC", "PR"):
+            raise ValueError(f"Curve must be either ROC or PR. Curve {curve} is unknown.")
         if thresholds is not None:
             thresholds = sorted(thresholds)
             num_thresholds = len(thresholds) + 2
@@ -291,17 +313,29 @@ def auc(
         cuts = [0.0 - kepsilon, *cuts, 1.0 + kepsilon]
         values, updates = _confusion_matrix_at_thresholds(labels, predictions, cuts, weights)
         epsilon = 1.0e-6
+        k = num_thresholds - 1
 
         def compute_auc(tp: Any, fn: Any, tn: Any, fp: Any, op_name: str) -> Any:
+            if curve == "PR" and summation_method == "careful_interpolation":
+                return _interpolate_pr_auc(tp, fp, fn, k)
             rec = math_ops.divide(tp + epsilon, tp + fn + epsilon)
             if curve == "ROC":
                 x, y = math_ops.divide(fp, fp + tn + epsilon), rec
             else:
                 x, y = rec, math_ops.divide(tp + epsilon, tp + fp + epsilon)
-            k = num_thresholds - 1
-            return math_ops.reduce_sum(
-                math_ops.multiply(x[:k] - x[1:], (y[:k] + y[1:]) / 2.0), name=op_name
-            )
+            width = x[:k] - x[1:]  # sliced before y, as TF names its slices
+            if summation_method in ("trapezoidal", "careful_interpolation"):
+                height = (y[:k] + y[1:]) / 2.0
+            elif summation_method == "minoring":
+                height = math_ops.minimum(y[:k], y[1:])
+            elif summation_method == "majoring":
+                height = math_ops.maximum(y[:k], y[1:])
+            else:
+                raise ValueError(
+                    f"Invalid summation_method: {summation_method} summation_method should "
+                    "be 'trapezoidal', 'careful_interpolation', 'minoring', or 'majoring'."
+                )
+            return math_ops.reduce_sum(math_ops.multiply(width, height), name=op_name)
 
         value = compute_auc(values["tp"], values["fn"], values["tn"], values["fp"], "value")
         update_op = compute_auc(

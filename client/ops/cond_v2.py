@@ -62,7 +62,10 @@ def _trace_branch(name: str, fn: Callable[[], Any], pred: Tensor) -> CondBranchF
             if isinstance(r, _ops.Operation):
                 with fg.control_dependencies([r]):
                     r = array_ops.identity(pred)
-            outputs.append(convert_to_tensor(r))
+            t = convert_to_tensor(r)
+            if t.graph is not fg:  # an outer tensor returned as is: its placeholder, as TF
+                t = fg.capture(t)
+            outputs.append(t)
         fg.outputs = outputs
     return fg
 

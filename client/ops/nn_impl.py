@@ -7,10 +7,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from client.framework import dtypes
+from client.framework import dtypes, shape_fns
 from client.framework import ops as _ops
 from client.framework.gradient_registry import NotDifferentiable
 from client.framework.op_builder import apply_op, constant, convert_to_tensor
+from client.framework.tensor_shape import TensorShape
 from client.ops import array_ops, embedding_ops, math_ops, nn_ops
 from client.ops.candidate_sampling_ops import (
     compute_accidental_hits,
@@ -266,10 +267,18 @@ silu = swish
 def top_k(input: Any, k: Any = 1, sorted: bool = True, name: str | None = None) -> Any:
     import collections
 
-    op = apply_op(
-        "TopKV2", [input, convert_to_tensor(k, dtype=dtypes.int32)], {"sorted": sorted}, name
-    )
+    op = apply_op("TopKV2", [input, k], {"sorted": sorted}, name)  # k: a Const "TopKV2/k", as TF
     return collections.namedtuple("TopKV2", ["values", "indices"])(*op.outputs)
+
+
+@shape_fns._reg("TopKV2")
+def _top_k_shape(op: Any) -> list[Any]:
+    """TensorFlow's TopKV2 shape: the input's with the last dimension k (when known)."""
+    shape = op.inputs[0].shape
+    if shape.ndims is None:
+        return [shape_fns.UNKNOWN, shape_fns.UNKNOWN]
+    out = TensorShape(shape.as_list()[:-1] + [shape_fns._scalar_dim(op.inputs[1])])
+    return [out, out]
 
 
 def conv2d_transpose(

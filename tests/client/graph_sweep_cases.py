@@ -757,6 +757,71 @@ METRIC_CASES = {
     "true_negatives_at_thresholds": _float_metric_case(
         lambda api, y, p: api.metrics.true_negatives_at_thresholds(y, p, [0.3, 0.6])
     ),
+    "auc_pr_careful_interpolation": _float_metric_case(
+        lambda api, y, p: api.metrics.auc(
+            y, p, num_thresholds=6, curve="PR", summation_method="careful_interpolation"
+        )
+    ),
+    "auc_roc_careful_interpolation": _float_metric_case(
+        lambda api, y, p: api.metrics.auc(
+            y, p, num_thresholds=5, summation_method="careful_interpolation"
+        )
+    ),
+    "auc_minoring": _float_metric_case(
+        lambda api, y, p: api.metrics.auc(y, p, num_thresholds=5, summation_method="minoring")
+    ),
+    "auc_pr_majoring": _float_metric_case(
+        lambda api, y, p: api.metrics.auc(
+            y, p, weights=[1.0, 2.0, 0.0, 1.0], curve="PR", summation_method="majoring"
+        )
+    ),
+    "sensitivity_at_specificity": _float_metric_case(
+        lambda api, y, p: api.metrics.sensitivity_at_specificity(y, p, 0.6, num_thresholds=7)
+    ),
+    "specificity_at_sensitivity_weighted": _float_metric_case(
+        lambda api, y, p: api.metrics.specificity_at_sensitivity(
+            y, p, 0.4, weights=[1.0, 2.0, 0.0, 1.0], num_thresholds=5
+        )
+    ),
+    "precision_at_k": lambda api: api.metrics.precision_at_k(
+        api.placeholder(api.int64, [4], name="labels"),
+        api.placeholder(api.float32, [4, 5], name="preds"),
+        k=2,
+    ),
+    # Weighted at_k metrics differ in TF's dynamic assert_broadcastable (see
+    # test_metrics_ranking.py), so the sweep builds them unweighted.
+    "recall_at_k_class": lambda api: api.metrics.recall_at_k(
+        api.placeholder(api.int64, [4, 2], name="labels"),
+        api.placeholder(api.float32, [4, 5], name="preds"),
+        k=3,
+        class_id=1,
+    ),
+    "precision_at_top_k_class": lambda api: api.metrics.precision_at_top_k(
+        api.placeholder(api.int64, [None, 1], name="labels"),
+        api.placeholder(api.int32, [None, 2], name="top"),
+        class_id=3,
+    ),
+    "recall_at_top_k": lambda api: api.metrics.recall_at_top_k(
+        api.placeholder(api.int64, [4], name="labels"),
+        api.placeholder(api.int64, [4, 2], name="top"),
+        k=2,
+    ),
+    "average_precision_at_k": lambda api: api.metrics.average_precision_at_k(
+        api.placeholder(api.int64, [4, 2], name="labels"),
+        api.placeholder(api.float32, [4, 5], name="preds"),
+        k=3,
+    ),
+    "sparse_average_precision_at_k": lambda api: api.metrics.sparse_average_precision_at_k(
+        api.placeholder(api.int64, [4], name="labels"),
+        api.placeholder(api.float32, [4, 5], name="preds"),
+        k=1,
+    ),
+    "sparse_precision_at_k": lambda api: api.metrics.sparse_precision_at_k(
+        api.placeholder(api.int64, [4], name="labels"),
+        api.placeholder(api.float32, [4, 5], name="preds"),
+        k=1,
+        name="spk",
+    ),
 }
 
 

@@ -1,0 +1,163 @@
+"""Client API, tf.compat.v1.metrics average_precision_at_k and its deprecated alias
+sparse_average_precision_at_k (TF's metrics_impl): per row, the precision at each rank
+where the top-k id is a label, summed and divided by min(#labels, k); streamed as the
+(weighted) mean over rows. Labels at or past the number of classes count as none (-1).
+Dense labels only, as in ranking.py. Same scopes, variables and update ops as TF builds
+them. Graph building only."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from client.framework import dtypes
+from client.framework import ops as _ops
+from client.framework.op_builder import convert_to_tensor
+from client.losses import broadcast_weights
+from client.metrics.metrics_impl import _collect, _unread, metric_variable
+from client.metrics.ranking import _at_k_name, _maybe_expand_labels, _weighted
+from client.ops import array_ops, math_ops, nn_impl
+from client.ops.cond_v2 import cond_v2
+from client.ops.sets_ops import set_intersection, set_size
+
+
+def _expand_and_tile(tensor: Any, multiple: int, dim: int, name: str) -> Any:
+    """`tensor` with a new axis before `dim` (counted from the end when < 0), tiled
+    `multiple` times along it."""
+    with _ops.name_scope(name, "expand_and_tile", [tensor]) as scope:
+        tensor = convert_to_tensor(tensor)
+        expanded = array_ops.expand_dims(tensor, dim if dim >= 0 else dim - 1, name="expand")
+        if multiple == 1:
+            return expanded
+        ones = array_ops.ones_like(array_ops.shape(tensor))
+        tile_multiples = array_ops.concat(
+            (ones[:dim], (multiple,), ones[dim:]), 0, name="multiples"
+        )
+        return array_ops.tile(expanded, tile_multiples, name=scope)
+
+
+def _num_relevant(labels: Any, k: int) -> Any:
+    with _ops.name_scope(None, "num_relevant", [labels]) as scope:
+        labels = convert_to_tensor(labels)
+        num_labels = math_ops.reduce_sum(
+            array_ops.where_v2(
+                math_ops.greater_equal(labels, 0),
+                array_ops.ones_like(labels),
+                array_ops.zeros_like(labels),
+            ),
+            axis=-1,
+        )
+        return math_ops.minimum(num_labels, k, name=scope)
+
+
+def _average_precision_at_top_k(labels: Any, predictions_idx: Any) -> Any:
+    with _ops.name_scope(None, "average_precision", [predictions_idx, labels]) as scope:
+        predictions_idx = math_ops.cast(predictions_idx, dtypes.int64, name="predictions_idx")
+        if predictions_idx.shape.ndims == 0:
+            raise ValueError("The rank of `predictions_idx` must be at least 1.")
+        k = predictions_idx.shape.as_list()[-1]
+        if k is None:
+            raise ValueError(
+                "The last dimension of predictions_idx must be set. Currently, it is None."
+            )
+        labels = _maybe_expand_labels(labels, predictions_idx)
+        predictions_idx_per_k = array_ops.expand_dims(
+            predictions_idx, -1, name="predictions_idx_per_k"
+        )
+        labels_per_k = _expand_and_tile(labels, k, -1, "labels_per_k")
+        with _ops.name_scope(None, "relevant_per_k", [predictions_idx_per_k, labels_per_k]):
+            relevant_per_k = _weighted(
+                set_size(set_intersection(predictions_idx_per_k, labels_per_k)), None
+            )
+        tp_per_k = math_ops.cumsum(relevant_per_k, axis=-1, name="tp_per_k")
+        retrieved_per_k = math_ops.cumsum(
+            array_ops.ones_like(relevant_per_k), axis=-1, name="retrieved_per_k"
+        )
+        precision_per_k = math_ops.divide(
+            math_ops.cast(tp_per_k, dtypes.float64),
+            math_ops.cast(retrieved_per_k, dtypes.float64),
+            name="precision_per_k",
+        )
+        relevant_precision_per_k = math_ops.multiply(
+            precision_per_k,
+            math_ops.cast(relevant_per_k, dtypes.float64),
+            name="relevant_precision_per_k",
+        )
+        precision_sum = math_ops.reduce_sum(
+            relevant_precision_per_k, axis=(-1,), name="precision_sum"
+        )
+        num_relevant_items = math_ops.cast(_num_relevant(labels, k), dtypes.float64)
+        return math_ops.divide(precision_sum, num_relevant_items, name=scope)
+
+
+def _streaming_average_precision_at_top_k(
+    labels: Any,
+    predictions_idx: Any,
+    weights: Any,
+    metrics_collections: Any,
+    updates_collections: Any,
+    name: Any,
+) -> tuple[Any, Any]:
+    with _ops.name_scope(
+        name, "average_precision_at_top_k", [predictions_idx, labels, weights]
+    ) as scope:
+        average_precision = _average_precision_at_top_k(labels, predictions_idx)
+        if weights is not None:
+            weights = broadcast_weights(math_ops.cast(weights, dtypes.float64), average_precision)
+            average_precision = math_ops.multiply(average_precision, weights)
+        with _ops.name_scope(None, "max", [average_precision]) as max_scope:
+            max_var = metric_variable([], dtypes.float64, name=max_scope)
+            if weights is None:
+                batch_max = math_ops.cast(
+                    array_ops.size(average_precision, name="batch_max"), dtypes.float64
+                )
+            else:
+                batch_max = math_ops.reduce_sum(weights, name="batch_max")
+            max_update = _unread(max_var, max_var.assign_add(batch_max, read_value=False))
+        with _ops.name_scope(None, "total", [average_precision]) as total_scope:
+            total_var = metric_variable([], dtypes.float64, name=total_scope)
+            batch_total = math_ops.reduce_sum(average_precision, name="batch_total")
+            total_update = _unread(total_var, total_var.assign_add(batch_total, read_value=False))
+        value = math_ops.div_no_nan(total_var, max_var, name="mean")
+        update = math_ops.div_no_nan(total_update, max_update, name=scope)
+        _collect(metrics_collections, value)
+        _collect(updates_collections, update)
+        return value, update
+
+
+def _clean_out_of_range_indices(labels: Any, num_classes: Any) -> Any:
+    """`labels` with ids >= num_classes made -1 (a cond, as TF builds it)."""
+    labels = convert_to_tensor(labels)
+    max_labels = math_ops.reduce_max(labels)
+
+    def clean() -> Any:
+        return array_ops.where_v2(
+            math_ops.greater_equal(labels, num_classes), -1 * array_ops.ones_like(labels), labels
+        )
+
+    (out,) = cond_v2(math_ops.greater_equal(max_labels, num_classes), clean, lambda: labels)
+    return out
+
+
+def average_precision_at_k(
+    labels: Any,
+    predictions: Any,
+    k: int,
+    weights: Any = None,
+    metrics_collections: Any = None,
+    updates_collections: Any = None,
+    name: Any = None,
+) -> tuple[Any, Any]:
+    if k < 1:
+        raise ValueError(f"Invalid k={k}. `k` should be >= 1.")
+    with _ops.name_scope(
+        name, _at_k_name("average_precision", k), [predictions, labels, weights]
+    ) as scope:
+        _, predictions_idx = nn_impl.top_k(predictions, k)
+        num_classes = math_ops.cast(array_ops.shape(predictions)[-1], dtypes.int64)
+        labels = _clean_out_of_range_indices(labels, num_classes)
+        return _streaming_average_precision_at_top_k(
+            labels, predictions_idx, weights, metrics_collections, updates_collections, scope
+        )
+
+
+sparse_average_precision_at_k = average_precision_at_k  # TF's deprecated alias

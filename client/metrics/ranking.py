@@ -1,0 +1,201 @@
+"""Client API, tf.compat.v1.metrics over the top k predicted classes (TF's metrics_impl):
+precision_at_k, recall_at_k (TopKV2 then the *_at_top_k forms), precision_at_top_k,
+recall_at_top_k and sparse_precision_at_k. Per row, true positives are the size of the
+set intersection of the top-k ids and the labels, false positives / negatives the sizes
+of the set differences (SetSize over DenseToDenseSetOperation); `class_id` keeps only
+that class in both. Labels are dense ids here (TF also takes a SparseTensor). Same
+scopes, variables and update ops as TF builds them. Graph building only."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from client.framework import dtypes
+from client.framework import ops as _ops
+from client.framework.op_builder import convert_to_tensor
+from client.framework.sparse_tensor import SparseTensor
+from client.losses import assert_broadcastable
+from client.metrics.metrics_impl import _collect, _unread, metric_variable
+from client.ops import array_ops, math_ops, nn_impl
+from client.ops.gradients.math_grad import _reduced_shape
+from client.ops.sets_ops import set_difference, set_intersection, set_size
+
+
+def _at_k_name(name: str, k: int | None = None, class_id: int | None = None) -> str:
+    name = f"{name}_at_{k}" if k is not None else f"{name}_at_k"
+    return f"{name}_class{class_id}" if class_id is not None else name
+
+
+def _select_class_id(ids: Any, selected_id: int) -> SparseTensor:
+    """`ids` keeping only `selected_id` in each row (TF's dense-ids form)."""
+    if isinstance(ids, SparseTensor):
+        raise NotImplementedError("class_id with SparseTensor labels is not supported")
+    ids = convert_to_tensor(ids)
+    ids_shape = array_ops.shape(ids, out_type=dtypes.int64)
+    ids_last_dim = array_ops.size(ids_shape) - 1
+    filled_shape = _reduced_shape(ids_shape, array_ops.reshape(ids_last_dim, [1]))
+    filled = array_ops.fill(filled_shape, math_ops.cast(selected_id, dtypes.int64))
+    result = set_intersection(filled, ids)
+    return SparseTensor(indices=result.indices, values=result.values, dense_shape=ids_shape)
+
+
+def _maybe_select_class_id(labels: Any, predictions_idx: Any, class_id: int | None) -> Any:
+    if class_id is None:
+        return labels, predictions_idx
+    return _select_class_id(labels, class_id), _select_class_id(predictions_idx, class_id)
+
+
+def _maybe_expand_labels(labels: Any, predictions: Any) -> Any:
+    """`labels` [D1..DN] made [D1..DN, 1] to match the rank of `predictions`."""
+    with _ops.name_scope(None, "expand_labels", [labels, predictions]) as scope:
+        if isinstance(labels, SparseTensor):
+            raise NotImplementedError("SparseTensor labels are not supported by this client")
+        labels = convert_to_tensor(labels)
+        labels_rank, predictions_rank = labels.shape.ndims, predictions.shape.ndims
+        if labels_rank is None or predictions_rank is None:
+            raise NotImplementedError("labels and predictions of unknown rank")
+        if predictions_rank == labels_rank:
+            return labels
+        if predictions_rank == labels_rank + 1:
+            return array_ops.expand_dims(labels, -1, name=scope)
+        raise ValueError(
+            f"Unexpected labels shape {labels.shape} for predictions shape "
+            f"{predictions.shape}. Predictions rank should be the same rank as labels rank "
+            "or labels rank plus one ."
+        )
+
+
+def _weighted(count: Any, weights: Any) -> Any:
+    count = math_ops.cast(count, dtypes.float64)
+    if weights is None:
+        return count
+    with _ops.control_dependencies([assert_broadcastable(weights, count)]):
+        return math_ops.multiply(count, math_ops.cast(weights, dtypes.float64))
+
+
+# Each count: its scope names and the set of ids whose size per row it is.
+_COUNTS = {
+    "tp": ("true_positive", "true_positives", lambda p, y: set_intersection(p, y)),
+    "fp": ("false_positive", "false_positives", lambda p, y: set_difference(p, y, True)),
+    "fn": ("false_negative", "false_negatives", lambda p, y: set_difference(p, y, False)),
+}
+
+
+def _streaming_count_at_k(
+    key: str, labels: Any, predictions_idx: Any, k: Any, class_id: Any, weights: Any
+) -> tuple[Any, Any]:
+    outer, inner, ids = _COUNTS[key]
+    with _ops.name_scope(
+        None, _at_k_name(outer, k, class_id), [predictions_idx, labels, weights]
+    ) as scope:
+        with _ops.name_scope(None, inner, [predictions_idx, labels, weights]):
+            y, p = _maybe_select_class_id(labels, predictions_idx, class_id)
+            count = _weighted(set_size(ids(p, y)), weights)
+        batch_total = math_ops.cast(math_ops.reduce_sum(count), dtypes.float64)
+        var = metric_variable([], dtypes.float64, name=scope)
+        return var, _unread(var, var.assign_add(batch_total, read_value=False))
+
+
+def _ratio_at_top_k(
+    default: str,
+    other: str,
+    labels: Any,
+    predictions_idx: Any,
+    k: Any,
+    class_id: Any,
+    weights: Any,
+    metrics_collections: Any,
+    updates_collections: Any,
+    name: Any,
+) -> tuple[Any, Any]:
+    """tp / (tp + other) streamed: precision (other = fp) or recall (other = fn)."""
+    with _ops.name_scope(
+        name, _at_k_name(default, k, class_id), [predictions_idx, labels, weights]
+    ) as scope:
+        predictions_idx = convert_to_tensor(predictions_idx)
+        labels = _maybe_expand_labels(labels, predictions_idx)
+        top_k_idx = math_ops.cast(predictions_idx, dtypes.int64)
+        tp, tp_update = _streaming_count_at_k("tp", labels, top_k_idx, k, class_id, weights)
+        x, x_update = _streaming_count_at_k(other, labels, top_k_idx, k, class_id, weights)
+        metric = math_ops.divide(tp, math_ops.add(tp, x), name=scope)
+        update = math_ops.divide(tp_update, math_ops.add(tp_update, x_update), name="update")
+        _collect(metrics_collections, metric)
+        _collect(updates_collections, update)
+        return metric, update
+
+
+def precision_at_top_k(
+    labels: Any,
+    predictions_idx: Any,
+    k: Any = None,
+    class_id: Any = None,
+    weights: Any = None,
+    metrics_collections: Any = None,
+    updates_collections: Any = None,
+    name: Any = None,
+) -> tuple[Any, Any]:
+    return _ratio_at_top_k(
+        "precision",
+        "fp",
+        labels,
+        predictions_idx,
+        k,
+        class_id,
+        weights,
+        metrics_collections,
+        updates_collections,
+        name,
+    )
+
+
+def recall_at_top_k(
+    labels: Any,
+    predictions_idx: Any,
+    k: Any = None,
+    class_id: Any = None,
+    weights: Any = None,
+    metrics_collections: Any = None,
+    updates_collections: Any = None,
+    name: Any = None,
+) -> tuple[Any, Any]:
+    return _ratio_at_top_k(
+        "recall",
+        "fn",
+        labels,
+        predictions_idx,
+        k,
+        class_id,
+        weights,
+        metrics_collections,
+        updates_collections,
+        name,
+    )
+
+
+def _at_k(default: str, at_top_k: Any):
+    def fn(
+        labels: Any,
+        predictions: Any,
+        k: int,
+        class_id: Any = None,
+        weights: Any = None,
+        metrics_collections: Any = None,
+        updates_collections: Any = None,
+        name: Any = None,
+    ) -> tuple[Any, Any]:
+        with _ops.name_scope(
+            name, _at_k_name(default, k, class_id), [predictions, labels, weights]
+        ) as scope:
+            _, top_k_idx = nn_impl.top_k(predictions, k)
+            return at_top_k(
+                labels, top_k_idx, k, class_id, weights, metrics_collections,
+                updates_collections, scope,
+            )  # fmt: skip
+
+    fn.__name__ = f"{default}_at_k"
+    return fn
+
+
+precision_at_k = _at_k("precision", precision_at_top_k)
+recall_at_k = _at_k("recall", recall_at_top_k)
+sparse_precision_at_k = precision_at_k  # TF's deprecated alias builds the same graph
