@@ -266,9 +266,8 @@ silu = swish
 def top_k(input: Any, k: Any = 1, sorted: bool = True, name: str | None = None) -> Any:
     import collections
 
-    op = apply_op(
-        "TopKV2", [input, convert_to_tensor(k, dtype=dtypes.int32)], {"sorted": sorted}, name
-    )
+    # A Python k becomes the op's own "TopKV2/k" Const, as TF's gen_nn_ops builds it.
+    op = apply_op("TopKV2", [input, k], {"sorted": sorted}, name)
     return collections.namedtuple("TopKV2", ["values", "indices"])(*op.outputs)
 
 
