@@ -170,3 +170,32 @@ def test_softmax_axis_out_of_range_is_tensorflow_error() -> None:
     with client.Graph().as_default(), pytest.raises(client.errors.InvalidArgumentError) as e:
         client.nn.softmax(client.constant(X), axis=2)
     assert "`dim` must be in the range [-2, 2)" in str(e.value)
+
+
+def _masks(api: Any) -> Any:
+    x = api.constant(np.arange(24.0).reshape(2, 3, 4))
+    p = api.placeholder(api.float32, [None, 4], name="p")
+    return p, [
+        api.boolean_mask(x, x > 5),
+        api.boolean_mask(x, [True, False]),
+        api.boolean_mask(x, [[True, False, True], [False, False, True]]),
+        api.boolean_mask(x, [True, False, True, True], axis=2),
+        api.boolean_mask(p, p > 0),
+    ]
+
+
+def test_boolean_mask_of_several_dims_matches_tensorflow() -> None:
+    # A mask of rank > 1 flattens the masked dims first (it used to fail to squeeze).
+    assert _diff(lambda api: _masks(api)) == []
+
+    def build(api: Any) -> Any:
+        p, out = _masks(api)
+        return lambda sess: sess.run(out, {p: X.reshape(3, 2).repeat(2, 1)})
+
+    ours, theirs, _, _ = run_both(build)
+    assert_close(ours, theirs, rtol=0, atol=0)
+
+
+def test_boolean_mask_rejects_a_scalar_mask() -> None:
+    with client.Graph().as_default(), pytest.raises(ValueError, match="mask cannot be scalar"):
+        client.boolean_mask(client.constant([1, 2]), True)
