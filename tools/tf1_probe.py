@@ -46,9 +46,15 @@ def run_case(tf: Any, build: Build, target: str = "") -> Any:
             tf.local_variables_initializer(),
             tf.tables_initializer(),
         ]
-        with tf.Session(target, graph=g) as sess:
-            sess.run(init)
-            return out(sess) if callable(out) else sess.run(out)
+        try:
+            with tf.Session(target, graph=g) as sess:
+                sess.run(init)
+                return out(sess) if callable(out) else sess.run(out)
+        finally:
+            if target:
+                # Variables outlive a session on a cluster (as on TF's servers): clear
+                # them so that the next case's "Variable" starts anew.
+                tf.Session.reset(target)
 
 
 def _flatten(value: Any) -> list[Any]:
