@@ -736,3 +736,72 @@ math.unsorted_segment_mean, math.unsorted_segment_sqrt_n = (
     unsorted_segment_mean,
     unsorted_segment_sqrt_n,
 )
+
+# isort: split
+# tf.math's names for ops built elsewhere (TF exports the same functions in both places),
+# tf.strings.upper/lower and tf.initializers.identity.
+from client.ops import math_ops as _math_ops  # noqa: E402
+from client.ops import nn_impl as _nn_impl  # noqa: E402
+from client.ops import nn_ops as _nn_ops  # noqa: E402
+
+for _name in [
+    "acos",
+    "add_n",
+    "asin",
+    "atan",
+    "atan2",
+    "ceil",
+    "cos",
+    "cosh",
+    "count_nonzero",
+    "cumprod",
+    "digamma",
+    "erf",
+    "erfc",
+    "expm1",
+    "floor",
+    "floordiv",
+    "greater_equal",
+    "invert_permutation",
+    "is_finite",
+    "is_inf",
+    "is_nan",
+    "less_equal",
+    "lgamma",
+    "log1p",
+    "log_sigmoid",
+    "mod",
+    "not_equal",
+    "reduce_all",
+    "reduce_any",
+    "reduce_logsumexp",
+    "rint",
+    "round",
+    "rsqrt",
+    "scalar_mul",
+    "segment_max",
+    "segment_mean",
+    "segment_min",
+    "segment_prod",
+    "segment_sum",
+    "sign",
+    "sin",
+    "sinh",
+    "squared_difference",
+    "tan",
+    "truediv",
+    "unsorted_segment_max",
+    "unsorted_segment_min",
+    "unsorted_segment_prod",
+    "unsorted_segment_sum",
+    "xdivy",
+    "xlogy",
+]:
+    setattr(math, _name, getattr(_math_ops, _name))
+for _name in ("softplus", "softmax", "log_softmax", "in_top_k"):
+    setattr(math, _name, getattr(_nn_ops, _name))
+for _name in ("l2_normalize", "zero_fraction", "top_k"):
+    setattr(math, _name, getattr(_nn_impl, _name))
+math.divide_no_nan = div_no_nan
+strings.upper, strings.lower = _string_ops.upper, _string_ops.lower
+initializers.identity = _init_ops.Identity

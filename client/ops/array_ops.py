@@ -496,9 +496,46 @@ def _pack_index(xs: list[Any], name: str) -> Any:
 
 
 def boolean_mask(tensor: Any, mask: Any, name: str = "boolean_mask", axis: Any = None) -> Any:
-    with _ops.name_scope(name) as scope:
-        idx = squeeze(where(mask), axis=[1])
-        return gather(tensor, idx, name=scope)
+    """TF's boolean_mask: the masked dims of `tensor` (from `axis`) are flattened into
+    one (Prod of their sizes), the mask to a vector, then Where + Gather pick the rows."""
+    from client.framework.shape_fns import constant_value
+
+    with _ops.name_scope(name, values=[tensor, mask]):
+        tensor = convert_to_tensor(tensor, name="tensor")
+        mask = convert_to_tensor(mask, name="mask")
+        shape_mask = mask.shape
+        ndims_mask = shape_mask.ndims
+        shape_tensor = tensor.shape
+        if ndims_mask == 0:
+            raise ValueError("mask cannot be scalar.")
+        if ndims_mask is None:
+            raise ValueError(
+                "Number of mask dimensions must be specified, even if some dimensions"
+                " are None.  E.g. shape=[None] is ok, but shape=None is not."
+            )
+        axis = 0 if axis is None else axis
+        axis_value = constant_value(axis) if isinstance(axis, _ops.Tensor) else axis
+        if axis_value is not None:
+            axis = int(axis_value)
+            shape_tensor[axis : axis + ndims_mask].assert_is_compatible_with(shape_mask)
+        leading_size = _out(
+            apply_op("Prod", [shape(tensor)[axis : axis + ndims_mask], [0]], {"keep_dims": False})
+        )
+        tensor = reshape(
+            tensor,
+            concat([shape(tensor)[:axis], [leading_size], shape(tensor)[axis + ndims_mask :]], 0),
+        )
+        if axis_value is not None:
+            first_dim = shape_tensor[axis : axis + ndims_mask].num_elements()
+            tensor.set_shape(
+                TensorShape(shape_tensor[:axis])
+                .concatenate([first_dim])
+                .concatenate(shape_tensor[axis + ndims_mask :])
+            )
+        mask = reshape(mask, [-1])
+        # TF's _apply_mask_1d.
+        indices = squeeze(where(mask), axis=[1])
+        return gather(tensor, indices, axis=axis)
 
 
 def check_numerics(tensor: Any, message: str, name: str | None = None) -> Any:

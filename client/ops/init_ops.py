@@ -254,6 +254,32 @@ class Orthogonal(Initializer):
         return {"gain": self.gain, "seed": self.seed, "dtype": self.dtype.name}
 
 
+class Identity(Initializer):
+    """The identity matrix times `gain`, for 2-D variables only (TF's init_ops.Identity:
+    Eye then a scalar Mul; a partition takes its slice of the full matrix)."""
+
+    def __init__(self, gain: float = 1.0, dtype: Any = dtypes.float32) -> None:
+        self.gain, self.dtype = gain, _float_dtype(dtype)
+
+    def __call__(self, shape: Any, dtype: Any = None, partition_info: Any = None) -> Any:
+        from client.ops import linalg_ops
+
+        full_shape = _full_shape(shape, partition_info)
+        if len(full_shape) != 2:
+            raise ValueError(
+                "The tensor to initialize, specified by argument `shape` must be at least "
+                f"two-dimensional. Received shape={shape}"
+            )
+        rows, cols = (int(d) for d in full_shape)
+        initializer = linalg_ops.eye(rows, cols, dtype=dtype or self.dtype)
+        if partition_info is not None:
+            initializer = array_ops.slice(initializer, partition_info.var_offset, shape)
+        return self.gain * initializer
+
+    def get_config(self) -> dict:
+        return {"gain": self.gain, "dtype": self.dtype.name}
+
+
 def lecun_normal(seed: Any = None) -> VarianceScaling:
     return VarianceScaling(1.0, "fan_in", "truncated_normal", seed)
 
@@ -282,3 +308,4 @@ variance_scaling_initializer = VarianceScaling
 glorot_uniform_initializer = GlorotUniform
 glorot_normal_initializer = GlorotNormal
 orthogonal_initializer = Orthogonal
+identity_initializer = Identity

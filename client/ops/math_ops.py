@@ -148,8 +148,9 @@ def divide(x: Any, y: Any, name: str | None = None) -> Any:
 def truediv(x: Any, y: Any, name: str | None = None) -> Any:
     """TF's truediv: integers are cast to float (int32 -> float64) before RealDiv."""
     with _ops.name_scope(name, "truediv", [x, y]) as scope:
-        x = convert_to_tensor(x)
-        y = convert_to_tensor(y, dtype=x.dtype.base_dtype)
+        # TF names a converted Python operand "x"/"y" inside the scope.
+        x = convert_to_tensor(x, name="x")
+        y = convert_to_tensor(y, dtype=x.dtype.base_dtype, name="y")
         if x.dtype.is_integer:
             dt = dtypes.float64 if x.dtype.size >= 4 else dtypes.float32
             x, y = cast(x, dt), cast(y, dt)
@@ -160,8 +161,8 @@ def div(x: Any, y: Any, name: str | None = None) -> Any:
     """tf.compat.v1.div (TF's _div_python2): RealDiv for floats, FloorDiv for integers,
     under the name scope "div"."""
     with _ops.name_scope(name, "div", [x, y]) as scope:
-        x = convert_to_tensor(x)
-        y = convert_to_tensor(y, dtype=x.dtype.base_dtype)
+        x = convert_to_tensor(x, name="x")
+        y = convert_to_tensor(y, dtype=x.dtype.base_dtype, name="y")
         op_type = "RealDiv" if x.dtype.is_floating or x.dtype.is_complex else "FloorDiv"
         return _out(apply_op(op_type, [x, y], {}, scope))
 
@@ -402,14 +403,21 @@ def cumprod(
 def reduce_logsumexp(
     input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None
 ) -> Any:
-    with _ops.name_scope(name, "ReduceLogSumExp", [input_tensor]):
+    """TF's reduce_logsumexp: the max is shifted out, 0 where it is not finite (so an
+    all -inf slice gives -inf, not nan), and reshaped back when the axes are dropped."""
+    with _ops.name_scope(name, "ReduceLogSumExp", [input_tensor]) as scope:
         raw_max = reduce_max(input_tensor, axis=axis, keepdims=True)
-        my_max = array_ops.stop_gradient(raw_max)
+        finite = is_finite(raw_max)
+        my_max = array_ops.stop_gradient(_out(apply_op("SelectV2", [finite, raw_max, 0], {})))
         result = log(reduce_sum(exp(subtract(input_tensor, my_max)), axis=axis, keepdims=keepdims))
         if not keepdims:
-            my_max = reduce_max(input_tensor, axis=axis, keepdims=False)
-            my_max = array_ops.stop_gradient(my_max)
-        return add(result, my_max)
+            # A Shape op even for a static shape: TF calls gen_array_ops.shape here.
+            shape = _out(apply_op("Shape", [result], {"out_type": dtypes.int32}))
+            my_max = array_ops.reshape(my_max, shape)
+        result = add(result, my_max, name=scope)
+        if axis is None and not keepdims:
+            result.set_shape([])  # TF's _may_reduce_to_scalar
+        return result
 
 
 def count_nonzero(
@@ -419,9 +427,14 @@ def count_nonzero(
     dtype: Any = dtypes.int64,
     name: str | None = None,
 ) -> Any:
+    """TF's count_nonzero: a bool input is its own predicate; others compare with a
+    scalar zero (NotEqual broadcasts)."""
     with _ops.name_scope(name, "count_nonzero", [input_tensor]):
-        x = convert_to_tensor(input_tensor)
-        nz = not_equal(x, array_ops.zeros_like(x))
+        x = convert_to_tensor(input_tensor, name="input")
+        if x.dtype.base_dtype == dtypes.bool:
+            nz = x
+        else:
+            nz = not_equal(x, array_ops.zeros([], dtype=x.dtype.base_dtype))
         return cast(reduce_sum(cast(nz, dtypes.int64), axis=axis, keepdims=keepdims), dtype)
 
 

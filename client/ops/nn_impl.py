@@ -267,7 +267,8 @@ silu = swish
 def top_k(input: Any, k: Any = 1, sorted: bool = True, name: str | None = None) -> Any:
     import collections
 
-    op = apply_op("TopKV2", [input, k], {"sorted": sorted}, name)  # k: a Const "TopKV2/k", as TF
+    # A Python k becomes the op's own "TopKV2/k" Const, as TF's gen_nn_ops builds it.
+    op = apply_op("TopKV2", [input, k], {"sorted": sorted}, name)
     return collections.namedtuple("TopKV2", ["values", "indices"])(*op.outputs)
 
 

@@ -6,9 +6,11 @@ from typing import Any
 
 import numpy as np
 
+from client.errors import InvalidArgumentError
 from client.framework import dtypes
 from client.framework import ops as _ops
 from client.framework.op_builder import apply_op, constant, convert_to_tensor
+from client.framework.shape_fns import constant_value
 
 
 def _out(op: Any, i: int = 0) -> Any:
@@ -52,16 +54,43 @@ def log_softmax(logits: Any, axis: Any = None, name: str | None = None, dim: Any
 
 
 def _softmax(op_type: str, logits: Any, axis: Any, name: str | None) -> Any:
-    logits = convert_to_tensor(logits)
-    rank = logits.shape.ndims
-    if axis is None or axis == -1 or (rank is not None and axis == rank - 1):
-        return _out(apply_op(op_type, [logits], {}, name))
-    from client.ops import array_ops
+    """TF's _wrap_2d_function: the op runs on the last axis; another axis is swapped
+    there and back by Transposes whose perms are built in the graph (Rank, Range, Concat)."""
+    from client.ops import array_ops, math_ops
 
-    perm = list(range(rank))
-    perm[axis], perm[-1] = perm[-1], perm[axis]
-    out = _out(apply_op(op_type, [array_ops.transpose(logits, perm)], {}))
-    return array_ops.transpose(out, perm, name=name or "transpose")
+    logits = convert_to_tensor(logits)
+    shape = logits.shape
+    dim = -1 if axis is None else axis
+    if dim == -1 or dim == shape.ndims - 1:
+        return _out(apply_op(op_type, [logits], {}, name))
+    dim_val = dim
+    if isinstance(dim, _ops.Tensor):
+        dim_val = constant_value(dim)
+    if dim_val is not None and not -shape.ndims <= dim_val < shape.ndims:
+        raise InvalidArgumentError(
+            f"`dim` must be in the range [{-shape.ndims}, {shape.ndims}) where "
+            f"{shape.ndims} is the number of dimensions in the input. Received: dim={dim_val}"
+        )
+    ndims = array_ops.rank(logits)
+    if not isinstance(dim, _ops.Tensor):
+        if dim < 0:
+            dim += ndims
+    else:
+        dim = array_ops.where(math_ops.less(dim, 0), dim + ndims, dim)
+    input_rank = array_ops.rank(logits)
+    dim_axis = dim % shape.ndims
+
+    def swap(x: Any, swap_name: Any = "transpose") -> Any:
+        last = math_ops.subtract(input_rank, 1)
+        perm = array_ops.concat(
+            [math_ops.range(dim_axis), [last], math_ops.range(dim_axis + 1, last), [dim_axis]],
+            0,
+        )
+        return array_ops.transpose(x, perm, name=swap_name)
+
+    out = swap(_out(apply_op(op_type, [swap(logits)], {})), name or "transpose")
+    out.set_shape(shape)  # the Transposes lose the static shape
+    return out
 
 
 def bias_add(value: Any, bias: Any, data_format: Any = None, name: str | None = None) -> Any:
@@ -317,14 +346,9 @@ def dropout_v2(
 
 
 def in_top_k(predictions: Any, targets: Any, k: int, name: str | None = None) -> Any:
-    return _out(
-        apply_op(
-            "InTopKV2",
-            [predictions, targets, convert_to_tensor(k, dtype=convert_to_tensor(targets).dtype)],
-            {},
-            name,
-        )
-    )
+    """TF1's in_top_k: InTopKV2 inside the scope "in_top_k", k taking targets' dtype."""
+    with _ops.name_scope(name, "in_top_k"):
+        return _out(apply_op("InTopKV2", [predictions, targets, k], {}, name))
 
 
 def moments(

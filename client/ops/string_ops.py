@@ -82,6 +82,16 @@ def strip(input: Any, name: str | None = None) -> Any:  # noqa: A002
     return _out(apply_op("StringStrip", [input], {}, name))
 
 
+def upper(input: Any, encoding: str = "", name: str | None = None) -> Any:  # noqa: A002
+    """tf.strings.upper: one StringUpper op (encoding "" is ASCII, "utf-8" Unicode)."""
+    return _out(apply_op("StringUpper", [input], {"encoding": encoding}, name))
+
+
+def lower(input: Any, encoding: str = "", name: str | None = None) -> Any:  # noqa: A002
+    """tf.strings.lower: one StringLower op."""
+    return _out(apply_op("StringLower", [input], {"encoding": encoding}, name))
+
+
 def _sparse(op: Any) -> SparseTensor:
     indices, values, shape = op.outputs
     indices.set_shape([None, 2])

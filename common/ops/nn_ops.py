@@ -226,7 +226,9 @@ def _in_top_k(kc: KernelConstruction) -> Callable:
         safe = np.where(valid, targets, 0).astype(np.intp)
         tv = pred[np.arange(pred.shape[0]), safe]
         more = np.sum(pred > tv[:, None], axis=1)
-        return [valid & np.isfinite(tv) & (more < k)]
+        # TF cannot say for a row holding any non-finite prediction: it is false.
+        finite_row = np.all(np.isfinite(pred), axis=1)
+        return [valid & finite_row & (more < k)]
 
     return compute
 

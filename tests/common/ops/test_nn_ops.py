@@ -289,6 +289,9 @@ def test_tf_oracle_in_top_k_and_lrn():
     pred = np.random.default_rng(4).integers(0, 4, (6, 5)).astype(f32)  # with ties
     for k in (1, 2, 5):
         compare_with_tf("InTopKV2", [pred, np.array([0, 1, 2, 3, 4, 0], i32), np.int32(k)])
+    # A row with a non-finite prediction anywhere is false, whatever the target's rank.
+    odd = np.array([[0.5, -np.inf, 2.0], [np.nan, 1.0, 0.0], [1.0, 2.0, 3.0]], f32)
+    compare_with_tf("InTopKV2", [odd, np.array([2, 1, 2], i32), np.int32(1)])
     x = _r((1, 3, 3, 12))
     compare_with_tf("LRN", [x])
     compare_with_tf("LRN", [x], depth_radius=2, bias=0.5, alpha=0.3, beta=0.75)
