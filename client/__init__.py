@@ -805,3 +805,31 @@ for _name in ("l2_normalize", "zero_fraction", "top_k"):
 math.divide_no_nan = div_no_nan
 strings.upper, strings.lower = _string_ops.upper, _string_ops.lower
 initializers.identity = _init_ops.Identity
+
+# TF1 probe gaps (math): tf.sort/argsort, tf.meshgrid, tf.bitwise, tf.fft/ifft, tf.angle,
+# tf.math.reduce_std/reduce_variance/polyval/accumulate_n.
+from client.ops import probe_gaps_math as _probe_gaps_math  # noqa: E402
+
+sort, argsort = _probe_gaps_math.sort, _probe_gaps_math.argsort
+meshgrid = _probe_gaps_math.meshgrid
+broadcast_dynamic_shape = _probe_gaps_math.broadcast_dynamic_shape
+bitwise = _NS(
+    bitwise_and=_probe_gaps_math.bitwise_and,
+    bitwise_or=_probe_gaps_math.bitwise_or,
+    bitwise_xor=_probe_gaps_math.bitwise_xor,
+    left_shift=_probe_gaps_math.left_shift,
+    right_shift=_probe_gaps_math.right_shift,
+    invert=_probe_gaps_math.invert,
+)
+fft, ifft = _linalg_ops.fft, _linalg_ops.ifft  # TF1's top-level spectral aliases
+fft2d, ifft2d, fft3d, ifft3d = (
+    _linalg_ops.fft2d,
+    _linalg_ops.ifft2d,
+    _linalg_ops.fft3d,
+    _linalg_ops.ifft3d,
+)
+angle = math.angle = _probe_gaps_math.angle
+accumulate_n = math.accumulate_n = _probe_gaps_math.accumulate_n
+math.reduce_std = _probe_gaps_math.reduce_std
+math.reduce_variance = _probe_gaps_math.reduce_variance
+math.polyval = _probe_gaps_math.polyval
