@@ -145,3 +145,15 @@ def test_bad_arguments_raise_tensorflows_errors():
             client.math.polyval((1.0,), x)
         with pytest.raises(ValueError, match="at least one Tensor"):
             client.math.accumulate_n([])
+
+
+@pytest.mark.parametrize("k", [1, 3])
+def test_top_k_gradient_matches_tensorflow(k):
+    def build(api):
+        x = api.constant(X)
+        values, _ = api.nn.top_k(x, k=k)
+        (g,) = api.gradients(api.reduce_sum(values * values), [x])
+        return lambda sess: sess.run(g)
+
+    ours, theirs, _, _ = run_both(build)
+    assert_close(ours, theirs, rtol=1e-12, atol=1e-12)

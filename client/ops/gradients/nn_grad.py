@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from client.framework import dtypes
 from client.framework.gradient_registry import RegisterGradient
 from client.framework.indexed_slices import IndexedSlices
 from client.framework.op_builder import apply_op
-from client.ops import array_ops, math_ops, nn_ops
+from client.ops import array_ops, math_ops, nn_ops, scatter_nd_ops
 from client.ops.gradients.util import attrs_of, op1
 
 
@@ -277,3 +278,29 @@ def _gather_nd_grad(op: Any, grad: Any) -> Any:
         # TF's _GatherNdGrad: whole rows gathered give IndexedSlices, as gather's do.
         return [IndexedSlices(grad, array_ops.squeeze(indices, axis=-1), shape), None]
     return [apply_op("ScatterNd", [indices, grad, shape], {}).outputs[0], None]
+
+
+@RegisterGradient("TopKV2")
+def _top_k_grad(op: Any, grad: Any, _: Any) -> Any:
+    # TF's _TopKGrad: scatter the values' gradient back to the flattened input positions
+    # the indices name, one row of the innermost dimension at a time.
+    in_shape = array_ops.shape(op.inputs[0])
+    ind_shape = array_ops.shape(op.outputs[1])
+    ind_lastdim = array_ops.gather(
+        math_ops.cast(ind_shape, dtypes.int64), array_ops.size(ind_shape) - 1
+    )
+    ind_2d = array_ops.reshape(op.outputs[1], array_ops.stack([-1, ind_lastdim]))
+    in_lastdim = array_ops.gather(
+        math_ops.cast(in_shape, dtypes.int64), array_ops.size(in_shape) - 1
+    )
+    outerdim = array_ops.shape(ind_2d)[0]
+    offsets = math_ops.range(0, math_ops.cast(outerdim, dtypes.int64) * in_lastdim, in_lastdim)
+    ind = array_ops.reshape(
+        ind_2d + math_ops.cast(array_ops.expand_dims(offsets, -1), dtypes.int32), [-1]
+    )
+    flat = scatter_nd_ops.scatter_nd(
+        array_ops.expand_dims(ind, -1),
+        array_ops.reshape(grad, [-1]),
+        [math_ops.reduce_prod(in_shape)],
+    )
+    return [array_ops.reshape(flat, in_shape), array_ops.zeros([], dtype=dtypes.int32)]
