@@ -343,26 +343,32 @@ arg_max = _gen_arg("ArgMax")
 arg_min = _gen_arg("ArgMin")
 
 
+_RANGE_DTYPES = [
+    dtypes.int32,
+    dtypes.int64,
+    dtypes.float16,
+    dtypes.bfloat16,
+    dtypes.float32,
+    dtypes.float64,
+]
+
+
 def range(
     start: Any, limit: Any = None, delta: Any = 1, dtype: Any = None, name: str = "range"
 ) -> Any:
     if limit is None:
         start, limit = 0, start
     with _ops.name_scope(name, "Range", [start, limit, delta]) as scope:
-        ts = [x for x in (start, limit, delta) if isinstance(x, _ops.Tensor)]
-        if dtype is not None:
-            dt = dtypes.as_dtype(dtype)
-        elif ts:
-            dt = ts[0].dtype
-        elif builtins.any(isinstance(x, float) for x in (start, limit, delta)):
-            dt = dtypes.float32
-        else:
-            dt = dtypes.int32
-        # TF converts all three before casting any (Consts first, then the Casts).
+        want = None if dtype is None else dtypes.as_dtype(dtype)
+        # TF converts all three before casting any (Consts first, then the Casts); with no
+        # dtype each converts on its own and the widest of TF's hierarchy wins.
         start, limit, delta = [
-            convert_to_tensor(x, dtype=dt if not isinstance(x, _ops.Tensor) else None, name=arg)
+            x if isinstance(x, _ops.Tensor) else convert_to_tensor(x, dtype=want, name=arg)
             for x, arg in ((start, "start"), (limit, "limit"), (delta, "delta"))
         ]
+        dt = want or builtins.max(
+            (x.dtype.base_dtype for x in (start, limit, delta)), key=_RANGE_DTYPES.index
+        )
         start, limit, delta = (cast(x, dt) for x in (start, limit, delta))
         return _out(apply_op("Range", [start, limit, delta], {}, scope))
 

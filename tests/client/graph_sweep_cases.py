@@ -1464,3 +1464,12 @@ def _sparse_softmax_grad(api):
 
 
 GRADIENT_CASES.update({"SparseSoftmax": _sparse_softmax_grad})
+
+
+# -- TopKV2 (tf.nn.top_k, tf.sort): TF's _TopKGrad scatters into the input's positions ------
+GRADIENT_CASES.update(
+    {
+        "TopKV2": _grad(lambda api, x: api.nn.top_k(x, k=2).values),
+        "sort": _grad(lambda api, x: api.sort(x, axis=0)),
+    }
+)
