@@ -794,9 +794,8 @@ for _name in [
     "unsorted_segment_min",
     "unsorted_segment_prod",
     "unsorted_segment_sum",
-    "xdivy",
     "xlogy",
-]:
+]:  # (tf.math.xdivy is special_math_ops.xdivy above: TF scopes it "xdivy/Xdivy")
     setattr(math, _name, getattr(_math_ops, _name))
 for _name in ("softplus", "softmax", "log_softmax", "in_top_k"):
     setattr(math, _name, getattr(_nn_ops, _name))
