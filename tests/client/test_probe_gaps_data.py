@@ -7,11 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import client
 from tests.client.test_graph_sweep import build_both, graph_diff
 from tools import tf1_probe_cases as cases
 from tools.tf1_probe import _flatten, run_case
-
-import client
 
 tf_real = pytest.importorskip("tensorflow")
 tf1 = tf_real.compat.v1
@@ -92,6 +91,8 @@ def test_sparse_variant_matches_tensorflow(name):
 
 def test_sparse_add_of_two_dense_tensors_raises_as_tensorflow():
     for api in (client, tf1):
-        with api.Graph().as_default():
-            with pytest.raises(TypeError, match="At least one input should be SparseTensor"):
-                api.sparse.add(api.ones([2]), api.ones([2]))
+        with (
+            api.Graph().as_default(),
+            pytest.raises(TypeError, match="At least one input should be SparseTensor"),
+        ):
+            api.sparse.add(api.ones([2]), api.ones([2]))
