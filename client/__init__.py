@@ -805,6 +805,7 @@ for _name in ("l2_normalize", "zero_fraction", "top_k"):
 math.divide_no_nan = div_no_nan
 strings.upper, strings.lower = _string_ops.upper, _string_ops.lower
 initializers.identity = _init_ops.Identity
+from client.ops.probe_gaps_data import reduce_join  # noqa: E402, F401
 from client.ops.sparse_gap_ops import (  # noqa: E402, F401
     sparse_add,
     sparse_fill_empty_rows,
@@ -814,3 +815,5 @@ from client.ops.sparse_gap_ops import (  # noqa: E402, F401
     sparse_retain,
     sparse_transpose,
 )
+
+strings.reduce_join = reduce_join

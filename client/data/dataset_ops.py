@@ -376,6 +376,39 @@ class Dataset(structure.HasElementSpec):
         fn = StructuredFunction(map_func, "flat_map", self._element_spec, want_dataset=True)
         return self._unary("FlatMapDataset", [fn.captured_inputs], fn.output_spec, f=fn.func_attr)
 
+    def interleave(
+        self,
+        map_func: Callable[..., Any],
+        cycle_length: Any = None,
+        block_length: Any = None,
+        num_parallel_calls: Any = None,
+        deterministic: Any = None,
+        name: str | None = None,
+    ) -> Dataset:
+        """(Parallel)InterleaveDataset: the datasets traced `map_func` returns, cycled
+        `cycle_length` at a time (AUTOTUNE when None), `block_length` (1) in a row."""
+        fn = StructuredFunction(map_func, "interleave", self._element_spec, want_dataset=True)
+        counts = [
+            _int64(AUTOTUNE if cycle_length is None else cycle_length, "cycle_length"),
+            _int64(1 if block_length is None else block_length, "block_length"),
+        ]
+        if num_parallel_calls is None:
+            inputs = [fn.captured_inputs, *counts]
+            return self._unary("InterleaveDataset", inputs, fn.output_spec, f=fn.func_attr)
+        counts += [
+            _int64(AUTOTUNE, "buffer_output_elements"),
+            _int64(AUTOTUNE, "prefetch_input_elements"),
+            _int64(num_parallel_calls, "num_parallel_calls"),
+        ]
+        order = "default" if deterministic is None else ("true" if deterministic else "false")
+        return self._unary(
+            "ParallelInterleaveDatasetV4",
+            [fn.captured_inputs, *counts],
+            fn.output_spec,
+            f=fn.func_attr,
+            deterministic=order,
+        )
+
     def apply(self, transformation_func: Callable[[Dataset], Dataset]) -> Dataset:
         out = transformation_func(self)
         if not isinstance(out, Dataset):

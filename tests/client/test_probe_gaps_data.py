@@ -65,6 +65,13 @@ def _assert_same_values(ours, theirs) -> None:
             np.testing.assert_array_equal(g, w)
 
 
+def _v1(build):
+    """`build` compared under TF1 control flow (v1 cond: Switch/Merge), what a TF1
+    program gets with disable_v2_behavior; the client's cond builds only that form."""
+    build.v1_control_flow = True
+    return build
+
+
 def _check(build) -> None:
     ours_graph, tf_graph = build_both(build)
     assert graph_diff(ours_graph, tf_graph) == []
@@ -96,3 +103,68 @@ def test_sparse_add_of_two_dense_tensors_raises_as_tensorflow():
             pytest.raises(TypeError, match="At least one input should be SparseTensor"),
         ):
             api.sparse.add(api.ones([2]), api.ones([2]))
+
+
+OTHER = ["nn_conv1d", "image_flip_transpose_rot", "strings_split_join", "data_interleave_prefetch"]
+
+
+@pytest.mark.parametrize("name", OTHER)
+def test_probe_snippet_matches_tensorflow(name):
+    build = PROBE[name]
+    _check(_v1(lambda tf: build(tf)) if "rot" in name else build)
+
+
+def _ints(tf):
+    return tf.constant(np.arange(2 * 3 * 4 * 2, dtype=np.int32).reshape(2, 3, 4, 2))
+
+
+def _other_variants():
+    """conv1d with stride/dilation/input=, rot90 for every k on 3-D and 4-D images,
+    transpose of a batch, reduce_join over one axis, interleave with blocks and in
+    parallel."""
+    x = np.linspace(-1, 1, 2 * 9 * 3, dtype=np.float32).reshape(2, 9, 3)
+    w = np.linspace(0, 1, 3 * 3 * 4, dtype=np.float32).reshape(3, 3, 4)
+    words = np.array([["a", "b", "c"], ["d", "e", "f"]])
+
+    def interleave(tf, **kw):
+        ds = tf.data.Dataset.range(1, 4).interleave(
+            lambda n: tf.data.Dataset.range(n).map(lambda v: v + 10 * n), **kw
+        )
+        return cases._drain(tf, ds)
+
+    return {
+        "conv1d_stride": lambda tf: tf.nn.conv1d(
+            input=tf.constant(x), filters=tf.constant(w), stride=2, padding="VALID", name="c1"
+        ),
+        "conv1d_dilated": lambda tf: tf.nn.conv1d(
+            tf.constant(x), tf.constant(w), stride=[1], padding="SAME", dilations=2
+        ),
+        **{
+            f"rot90_k{k}": _v1(lambda tf, k=k: tf.image.rot90(_ints(tf)[0], k=k))
+            for k in (0, 2, 3, -1, 5)
+        },
+        "rot90_batch": _v1(lambda tf: [tf.image.rot90(_ints(tf), k=k) for k in range(4)]),
+        "transpose_batch": lambda tf: tf.image.transpose(_ints(tf), name="tr"),
+        "reduce_join_axis": lambda tf: tf.reduce_join(words, axis=0, separator=","),
+        "reduce_join_keep": lambda tf: tf.strings.reduce_join(
+            words, reduction_indices=[1], keep_dims=True
+        ),
+        "interleave_blocks": lambda tf: interleave(tf, cycle_length=2, block_length=2),
+        "interleave_parallel": lambda tf: interleave(tf, cycle_length=3, num_parallel_calls=2),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_other_variants()))
+def test_other_variant_matches_tensorflow(name):
+    _check(_other_variants()[name])
+
+
+def test_image_ops_reject_what_tensorflow_rejects():
+    for api in (client, tf1):
+        with api.Graph().as_default():
+            with pytest.raises(ValueError, match="must be at least three-dimensional"):
+                api.image.rot90(api.ones([2, 2]))
+            with pytest.raises(ValueError, match="must have either 3 or 4 dimensions"):
+                api.image.transpose(api.ones([1, 2, 2, 2, 1]))
+            with pytest.raises(ValueError, match="data_format"):
+                api.nn.conv1d(api.ones([1, 4, 1]), api.ones([1, 1, 1]), 1, "SAME", data_format="X")
