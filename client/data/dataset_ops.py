@@ -409,6 +409,33 @@ class Dataset(structure.HasElementSpec):
             deterministic=order,
         )
 
+    def unbatch(self, name: str | None = None) -> Dataset:
+        """UnbatchDataset: each element split into the rows of its first dimension."""
+        specs = structure.flatten(self._element_spec)
+        if any(s.shape.ndims == 0 for s in specs):
+            raise ValueError("Cannot unbatch an input with scalar components.")
+        known = None
+        for s in specs:
+            lead = s.shape.as_list()[0] if s.shape.ndims is not None else None
+            if known is not None and lead is not None and lead != known:
+                raise ValueError(
+                    "`unbatch()` is only supported for datasets of elements whose "
+                    "components have a matching leading dimension. Encountered both "
+                    f"{known} and {lead}."
+                )
+            known = lead if known is None else known
+        spec = structure.map_structure(
+            lambda s: TensorSpec(
+                TensorShape(None) if s.shape.ndims is None else TensorShape(s.shape.as_list()[1:]),
+                s.dtype,
+            ),
+            self._element_spec,
+        )
+        # TF first maps the dataset through normalize_to_dense (sparse components to
+        # dense; dense ones pass through): the same MapDataset node here.
+        dense = self.map(lambda *c: c if len(c) > 1 else c[0])
+        return dense._unary("UnbatchDataset", [], spec)
+
     def apply(self, transformation_func: Callable[[Dataset], Dataset]) -> Dataset:
         out = transformation_func(self)
         if not isinstance(out, Dataset):

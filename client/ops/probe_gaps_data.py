@@ -114,7 +114,7 @@ def transpose_image(image: Any, name: str | None = None) -> Any:
     with _ops.name_scope(name, "transpose", [image]):
         image = _at_least_3d(convert_to_tensor(image, name="image"))
         perm = [1, 0, 2] if _rank_3_or_4(image) == 3 else [0, 2, 1, 3]
-        return array_ops.transpose(image, perm, name=name)
+        return array_ops.transpose(image, perm, name=name or "transpose")
 
 
 def reduce_join(

@@ -105,7 +105,13 @@ def test_sparse_add_of_two_dense_tensors_raises_as_tensorflow():
             api.sparse.add(api.ones([2]), api.ones([2]))
 
 
-OTHER = ["nn_conv1d", "image_flip_transpose_rot", "strings_split_join", "data_interleave_prefetch"]
+OTHER = [
+    "nn_conv1d",
+    "image_flip_transpose_rot",
+    "strings_split_join",
+    "data_interleave_prefetch",
+    "data_from_generator_free_unbatch",
+]
 
 
 @pytest.mark.parametrize("name", OTHER)
