@@ -832,3 +832,16 @@ accumulate_n = math.accumulate_n = _probe_gaps_math.accumulate_n
 math.reduce_std = _probe_gaps_math.reduce_std
 math.reduce_variance = _probe_gaps_math.reduce_variance
 math.polyval = _probe_gaps_math.polyval
+
+from client.ops.probe_gaps_data import reduce_join  # noqa: E402, F401
+from client.ops.sparse_gap_ops import (  # noqa: E402, F401
+    sparse_add,
+    sparse_fill_empty_rows,
+    sparse_reduce_max,
+    sparse_reduce_sum,
+    sparse_reorder,
+    sparse_retain,
+    sparse_transpose,
+)
+
+strings.reduce_join = reduce_join

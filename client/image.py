@@ -71,3 +71,6 @@ non_max_suppression_overlaps = non_max_suppression_with_overlaps
 
 # isort: split
 from client.ops.nn_conv_variants import extract_image_patches, extract_patches  # noqa: E402, F401
+from client.ops.probe_gaps_data import rot90, transpose_image  # noqa: E402, F401
+
+transpose = transpose_image

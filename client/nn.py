@@ -90,3 +90,4 @@ from client.ops.nn_conv_variants import (  # noqa: E402, F401
     separable_conv2d,
     space_to_depth,
 )
+from client.ops.probe_gaps_data import conv1d  # noqa: E402, F401

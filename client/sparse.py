@@ -74,3 +74,11 @@ slice = _extra.sparse_slice  # noqa: A001  (tf.sparse.slice)
 softmax = _extra.sparse_softmax
 split = _extra.sparse_split
 sparse_slice = _extra.sparse_slice  # TF1's tf.sparse_slice
+
+# -- tf.sparse's add, reductions, row filling, retain, transpose, from_dense, reorder ----------
+from client.ops import sparse_gap_ops as _gap  # noqa: E402
+
+add = _gap.sparse_add  # TF1's tf.sparse.add keeps the thresh argument
+reduce_sum, reduce_max = _gap.sparse_reduce_sum, _gap.sparse_reduce_max
+fill_empty_rows, retain = _gap.sparse_fill_empty_rows, _gap.sparse_retain
+transpose, reorder, from_dense = _gap.sparse_transpose, _gap.sparse_reorder, _gap.from_dense

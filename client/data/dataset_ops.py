@@ -376,6 +376,66 @@ class Dataset(structure.HasElementSpec):
         fn = StructuredFunction(map_func, "flat_map", self._element_spec, want_dataset=True)
         return self._unary("FlatMapDataset", [fn.captured_inputs], fn.output_spec, f=fn.func_attr)
 
+    def interleave(
+        self,
+        map_func: Callable[..., Any],
+        cycle_length: Any = None,
+        block_length: Any = None,
+        num_parallel_calls: Any = None,
+        deterministic: Any = None,
+        name: str | None = None,
+    ) -> Dataset:
+        """(Parallel)InterleaveDataset: the datasets traced `map_func` returns, cycled
+        `cycle_length` at a time (AUTOTUNE when None), `block_length` (1) in a row."""
+        fn = StructuredFunction(map_func, "interleave", self._element_spec, want_dataset=True)
+        counts = [
+            _int64(AUTOTUNE if cycle_length is None else cycle_length, "cycle_length"),
+            _int64(1 if block_length is None else block_length, "block_length"),
+        ]
+        if num_parallel_calls is None:
+            inputs = [fn.captured_inputs, *counts]
+            return self._unary("InterleaveDataset", inputs, fn.output_spec, f=fn.func_attr)
+        counts += [
+            _int64(AUTOTUNE, "buffer_output_elements"),
+            _int64(AUTOTUNE, "prefetch_input_elements"),
+            _int64(num_parallel_calls, "num_parallel_calls"),
+        ]
+        order = "default" if deterministic is None else ("true" if deterministic else "false")
+        return self._unary(
+            "ParallelInterleaveDatasetV4",
+            [fn.captured_inputs, *counts],
+            fn.output_spec,
+            f=fn.func_attr,
+            deterministic=order,
+        )
+
+    def unbatch(self, name: str | None = None) -> Dataset:
+        """UnbatchDataset: each element split into the rows of its first dimension."""
+        specs = structure.flatten(self._element_spec)
+        if any(s.shape.ndims == 0 for s in specs):
+            raise ValueError("Cannot unbatch an input with scalar components.")
+        known = None
+        for s in specs:
+            lead = s.shape.as_list()[0] if s.shape.ndims is not None else None
+            if known is not None and lead is not None and lead != known:
+                raise ValueError(
+                    "`unbatch()` is only supported for datasets of elements whose "
+                    "components have a matching leading dimension. Encountered both "
+                    f"{known} and {lead}."
+                )
+            known = lead if known is None else known
+        spec = structure.map_structure(
+            lambda s: TensorSpec(
+                TensorShape(None) if s.shape.ndims is None else TensorShape(s.shape.as_list()[1:]),
+                s.dtype,
+            ),
+            self._element_spec,
+        )
+        # TF first maps the dataset through normalize_to_dense (sparse components to
+        # dense; dense ones pass through): the same MapDataset node here.
+        dense = self.map(lambda *c: c if len(c) > 1 else c[0])
+        return dense._unary("UnbatchDataset", [], spec)
+
     def apply(self, transformation_func: Callable[[Dataset], Dataset]) -> Dataset:
         out = transformation_func(self)
         if not isinstance(out, Dataset):

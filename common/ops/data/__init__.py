@@ -27,6 +27,7 @@ from common.ops.data import (  # noqa: F401  (imported for their registrations)
     sources,
     sparse_sources,
     transforms,
+    unbatch,
 )
 from common.ops.data.base import (  # noqa: F401  (the family's public names)
     INFINITE,
