@@ -14,7 +14,6 @@ import numpy as np
 
 from client.framework import dtypes as _dtypes
 from client.framework import ops as _ops
-from client.framework import shape_fns
 from client.framework.op_builder import apply_op, constant, convert_to_tensor
 from client.framework.tensor_shape import TensorShape
 from client.ops import array_ops, math_ops, nn_ops
@@ -23,23 +22,6 @@ from client.ops.control_flow_ops import cond
 from client.ops.image_ops import convert_image_dtype
 
 _MSSSIM_WEIGHTS = (0.0448, 0.2856, 0.3001, 0.2363, 0.1333)
-
-
-@shape_fns._reg("DepthwiseConv2dNative")
-def _depthwise_shape(op: Any) -> list[TensorShape]:
-    x, f = op.inputs[0].shape, op.inputs[1].shape
-    if x.ndims is None or f.ndims is None:
-        return [TensorShape([None] * 4)]
-    nhwc = shape_fns._attr(op, "data_format") in (b"NHWC", "NHWC")
-    strides = shape_fns._attr(op, "strides")
-    pad = shape_fns._attr(op, "padding")
-    pad = pad.decode() if isinstance(pad, bytes) else pad
-    n, h, w, c = x.as_list() if nhwc else [x.as_list()[i] for i in (0, 2, 3, 1)]
-    fh, fw, _, mult = f.as_list()
-    sh, sw = (strides[1], strides[2]) if nhwc else (strides[2], strides[3])
-    depth = None if c is None or mult is None else c * mult
-    oh, ow = shape_fns._conv_out(h, fh, sh, pad), shape_fns._conv_out(w, fw, sw, pad)
-    return [TensorShape([n, oh, ow, depth] if nhwc else [n, depth, oh, ow])]
 
 
 def _depthwise_conv2d(x: Any, kernel: Any, padding: str) -> _ops.Tensor:

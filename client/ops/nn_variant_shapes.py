@@ -113,7 +113,9 @@ def _depthwise(op: Any) -> list[Any]:
         None if a is None or k is None else sf._window_out(a, k, st, dl, pad)
         for a, k, st, dl in ((h, fd[0], si[0], di[0]), (w, fd[1], si[1], di[1]))
     )
-    out_c = None if fd[2] is None or fd[3] is None else fd[2] * fd[3]
+    # TF merges the input's depth with the filter's in-channels, then multiplies.
+    in_c = c if c is not None else fd[2]
+    out_c = None if in_c is None or fd[3] is None else in_c * fd[3]
     return [TensorShape([n, out_c, oh, ow] if nchw else [n, oh, ow, out_c])]
 
 
