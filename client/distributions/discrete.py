@@ -115,6 +115,31 @@ def _broadcast_cat_event_and_params(event: Any, params: Any) -> tuple[Any, Any]:
     return event, params
 
 
+def _logits_shapes(logits: Any) -> tuple[Any, Any, Any]:
+    """Categorical's batch rank, event size and batch shape: constants where the static
+    shape of `logits` knows them, else read from its dynamic shape (as TF's)."""
+    static = logits.shape.with_rank_at_least(1)
+    if static.ndims is not None:
+        batch_rank = convert_to_tensor(static.ndims - 1, dtype=dtypes.int32, name="batch_rank")
+    else:
+        with _ops.name_scope("batch_rank"):
+            batch_rank = array_ops.rank(logits) - 1
+    logits_shape = array_ops.shape(logits, name="logits_shape")
+    if static.ndims is not None and static[-1] is not None:
+        event_size = convert_to_tensor(int(static[-1]), dtype=dtypes.int32, name="event_size")
+    else:
+        with _ops.name_scope("event_size"):
+            event_size = logits_shape[batch_rank]
+    if static.ndims is not None and static[:-1].is_fully_defined():
+        batch_shape = convert_to_tensor(
+            static[:-1].as_list(), dtype=dtypes.int32, name="batch_shape"
+        )
+    else:
+        with _ops.name_scope("batch_shape"):
+            batch_shape = logits_shape[:-1]
+    return batch_rank, event_size, batch_shape
+
+
 class Categorical(Distribution):
     def __init__(
         self,
@@ -129,19 +154,7 @@ class Categorical(Distribution):
             self._logits, self._probs = get_logits_and_probs(
                 logits=logits, probs=probs, multidimensional=True, name=name
             )
-            static = self._logits.shape
-            if static.ndims is None or static[-1] is None or not static[:-1].is_fully_defined():
-                raise NotImplementedError("Categorical needs statically known logits shapes")
-            self._batch_rank = convert_to_tensor(
-                static.ndims - 1, dtype=dtypes.int32, name="batch_rank"
-            )
-            array_ops.shape(self._logits, name="logits_shape")
-            self._event_size = convert_to_tensor(
-                int(static[-1]), dtype=dtypes.int32, name="event_size"
-            )
-            self._batch_shape_val = convert_to_tensor(
-                static[:-1].as_list(), dtype=dtypes.int32, name="batch_shape"
-            )
+            self._batch_rank, self._event_size, self._batch_shape_val = _logits_shapes(self._logits)
         super().__init__(
             dtype=dtypes.as_dtype(dtype),
             reparameterization_type=NOT_REPARAMETERIZED,
