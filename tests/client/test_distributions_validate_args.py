@@ -1,0 +1,77 @@
+"""Client, tf.compat.v1.distributions with validate_args=True: the parameter assertions
+TF builds (a positive scale, rate, df or concentration; low < high)
+sit in the same places (node names equal), pass for good parameters and fail at
+run time for bad ones with TF's InvalidArgumentError and message."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import client
+from tests.client.tf1_oracle import run_both, tf1
+
+pytest.importorskip("tensorflow")
+
+GOOD = np.array([0.5, 2.0])
+BAD = np.array([0.5, -2.0])
+
+# family -> constructor of (a, b) placeholders, with validate_args
+FAMILIES = {
+    "Normal": lambda d, a, b: d.Normal(a, b, validate_args=True),
+    "Laplace": lambda d, a, b: d.Laplace(a, b, validate_args=True),
+    "Uniform": lambda d, a, b: d.Uniform(a - 3.0, b, validate_args=True),
+    "Gamma": lambda d, a, b: d.Gamma(a, b, validate_args=True),
+    "Exponential": lambda d, a, b: d.Exponential(b, validate_args=True),
+    "StudentT": lambda d, a, b: d.StudentT(b, a, a, validate_args=True),
+    "Beta": lambda d, a, b: d.Beta(a, b, validate_args=True),
+}
+
+
+def _build(family, fed):
+    def build(tf):
+        a = tf.placeholder(tf.float64, [2], name="a")
+        b = tf.placeholder(tf.float64, [None], name="b")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            d = FAMILIES[family](tf.distributions, a, b)
+            out = d.log_prob(np.array([0.25, 0.75]))
+
+        def steps(sess):
+            try:
+                return sess.run(out, {a: GOOD, b: fed})
+            except tf.errors.InvalidArgumentError as e:
+                return type(e).__name__, e.message
+
+        return steps
+
+    return build
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_valid_parameters_pass_like_tf(family):
+    ours, theirs, names, tf_names = run_both(_build(family, GOOD))
+    np.testing.assert_allclose(ours, theirs, rtol=1e-12)
+    assert names == tf_names
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_invalid_parameters_fail_like_tf(family):
+    ours, theirs, _, _ = run_both(_build(family, BAD))
+    assert isinstance(theirs, tuple), theirs
+    assert ours[0] == theirs[0] == "InvalidArgumentError"
+    # TF's message: "Graph execution error:", then node context and the assertion's
+    # data ("assertion failed: [...]"), the line the client's message starts with.
+    first = ours[1].split("\n")[0]
+    assert first.startswith("assertion failed: [")
+    assert first in theirs[1].split("\n")
+
+
+def test_constant_bad_parameter_raises_while_building_like_tf():
+    for api in (client, tf1):
+        with api.Graph().as_default(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with pytest.raises(api.errors.InvalidArgumentError, match="did not hold"):
+                api.distributions.Normal(0.0, -1.0, validate_args=True)
