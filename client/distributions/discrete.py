@@ -9,9 +9,10 @@ from typing import Any
 from client.distributions.distribution import NOT_REPARAMETERIZED, Distribution
 from client.framework import dtypes
 from client.framework import ops as _ops
-from client.framework.op_builder import convert_to_tensor
+from client.framework.op_builder import constant, convert_to_tensor
 from client.framework.tensor_shape import TensorShape
-from client.ops import array_ops, math_ops, nn_ops, random_ops
+from client.ops import array_ops, check_ops, math_ops, nn_ops, random_ops
+from client.ops.control_flow_ops import with_dependencies
 from client.ops.tf1_extras import sequence_mask
 
 
@@ -20,8 +21,10 @@ def get_logits_and_probs(
     probs: Any = None,
     multidimensional: bool = False,
     name: str = "get_logits_and_probs",
+    validate_args: bool = False,
 ) -> tuple[Any, Any]:
-    """TF's distribution_util.get_logits_and_probs: one given, the other derived."""
+    """TF's distribution_util.get_logits_and_probs: one given, the other derived; with
+    `validate_args`, scalar-event probs checked to lie in [0, 1]."""
     with _ops.name_scope(name, values=[probs, logits]):
         if (probs is None) == (logits is None):
             raise ValueError("Must pass probs or logits, but not both.")
@@ -35,10 +38,41 @@ def get_logits_and_probs(
         probs = convert_to_tensor(probs, name="probs")
         if not probs.dtype.is_floating:
             raise TypeError("probs must having floating type.")
+        if validate_args:
+            probs = _validate_probs(probs, multidimensional)
         with _ops.name_scope("logits"):
             if multidimensional:
                 return math_ops.log(probs), probs
             return math_ops.log(probs) - math_ops.log1p(-1.0 * probs), probs
+
+
+def _validate_probs(probs: Any, multidimensional: bool) -> Any:
+    """`probs` after TF's checks: non-negative, and at most 1 (one event)."""
+    if multidimensional:
+        # TF also checks that each row sums to 1 (assert_near), which the client lacks.
+        raise NotImplementedError("validate_args with multidimensional probs")
+    with _ops.name_scope("validate_probs"):
+        one = constant(1.0, probs.dtype)
+        checks = [
+            check_ops.assert_non_negative(probs),
+            check_ops.assert_less_equal(probs, one, message="probs has components greater than 1."),
+        ]
+        return with_dependencies(checks, probs)
+
+
+def _embed_check_bool_casting_closed(x: Any) -> Any:
+    """TF's embed_check_integer_casting_closed(x, bool) for integer `x`: non-negative
+    and at most 1."""
+    with _ops.name_scope("embed_check_casting_closed", values=[x]):
+        x = convert_to_tensor(x, name="x")
+        if not x.dtype.is_integer:
+            # TF checks float events with assert_integer_form, which the client lacks.
+            raise NotImplementedError("validate_args with a non-integer event")
+        checks = [
+            check_ops.assert_non_negative(x, message="Elements must be non-negative."),
+            check_ops.assert_less_equal(x, 1, message="Elements cannot exceed 1."),
+        ]
+        return with_dependencies(checks, x)
 
 
 class Bernoulli(Distribution):
@@ -52,7 +86,9 @@ class Bernoulli(Distribution):
         name: str = "Bernoulli",
     ) -> None:
         with _ops.name_scope(name) as name:
-            self._logits, self._probs = get_logits_and_probs(logits=logits, probs=probs, name=name)
+            self._logits, self._probs = get_logits_and_probs(
+                logits=logits, probs=probs, validate_args=validate_args, name=name
+            )
         super().__init__(
             dtype=dtypes.as_dtype(dtype),
             reparameterization_type=NOT_REPARAMETERIZED,
@@ -78,6 +114,8 @@ class Bernoulli(Distribution):
         return math_ops.cast(math_ops.less(uniform, self.probs), self.dtype)
 
     def _log_prob(self, event: Any) -> Any:
+        if self.validate_args:
+            event = _embed_check_bool_casting_closed(event)
         event = math_ops.cast(event, self.logits.dtype)
         logits = self.logits
         es, ls = event.shape, logits.shape

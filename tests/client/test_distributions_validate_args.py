@@ -1,5 +1,6 @@
 """Client, tf.compat.v1.distributions with validate_args=True: the parameter assertions
-TF builds (a positive scale, rate, df or concentration; low < high)
+TF builds (a positive scale, rate, df or concentration; low < high;
+Bernoulli probs in [0, 1] and its events 0 or 1)
 sit in the same places (node names equal), pass for good parameters and fail at
 run time for bad ones with TF's InvalidArgumentError and message."""
 
@@ -27,6 +28,7 @@ FAMILIES = {
     "Exponential": lambda d, a, b: d.Exponential(b, validate_args=True),
     "StudentT": lambda d, a, b: d.StudentT(b, a, a, validate_args=True),
     "Beta": lambda d, a, b: d.Beta(a, b, validate_args=True),
+    "Bernoulli": lambda d, a, b: d.Bernoulli(probs=b / 4.0, validate_args=True),
 }
 
 
@@ -37,7 +39,8 @@ def _build(family, fed):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             d = FAMILIES[family](tf.distributions, a, b)
-            out = d.log_prob(np.array([0.25, 0.75]))
+            value = np.array([0, 1]) if family == "Bernoulli" else np.array([0.25, 0.75])
+            out = d.log_prob(value)
 
         def steps(sess):
             try:
@@ -59,7 +62,8 @@ def test_valid_parameters_pass_like_tf(family):
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 def test_invalid_parameters_fail_like_tf(family):
-    ours, theirs, _, _ = run_both(_build(family, BAD))
+    bad = np.array([2.0, 6.0]) if family == "Bernoulli" else BAD  # probs 0.5, 1.5
+    ours, theirs, _, _ = run_both(_build(family, bad))
     assert isinstance(theirs, tuple), theirs
     assert ours[0] == theirs[0] == "InvalidArgumentError"
     # TF's message: "Graph execution error:", then node context and the assertion's
@@ -75,3 +79,24 @@ def test_constant_bad_parameter_raises_while_building_like_tf():
             warnings.simplefilter("ignore")
             with pytest.raises(api.errors.InvalidArgumentError, match="did not hold"):
                 api.distributions.Normal(0.0, -1.0, validate_args=True)
+
+
+def test_bernoulli_event_out_of_range_fails_like_tf():
+    def build(tf):
+        k = tf.placeholder(tf.int32, [2], name="k")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out = tf.distributions.Bernoulli(logits=[0.3, -1.0], validate_args=True).log_prob(k)
+
+        def steps(sess):
+            try:
+                return sess.run(out, {k: [1, 2]})
+            except tf.errors.InvalidArgumentError as e:
+                return e.message
+
+        return steps
+
+    ours, theirs, names, tf_names = run_both(build)
+    assert ours.split("\n")[0] in theirs.split("\n")
+    assert "Elements cannot exceed 1." in ours
+    assert names == tf_names
