@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from client.distributions.distribution import NOT_REPARAMETERIZED, Distribution
 from client.framework import dtypes
 from client.framework import ops as _ops
@@ -33,6 +35,8 @@ def get_logits_and_probs(
             if not logits.dtype.is_floating:
                 raise TypeError("logits must having floating type.")
             if multidimensional:
+                if validate_args:
+                    logits = _embed_check_categorical_event_shape(logits)
                 return logits, nn_ops.softmax(logits, name="probs")
             return logits, math_ops.sigmoid(logits, name="probs")
         probs = convert_to_tensor(probs, name="probs")
@@ -60,19 +64,50 @@ def _validate_probs(probs: Any, multidimensional: bool) -> Any:
         return with_dependencies(checks, probs)
 
 
-def _embed_check_bool_casting_closed(x: Any) -> Any:
-    """TF's embed_check_integer_casting_closed(x, bool) for integer `x`: non-negative
-    and at most 1."""
+def _largest_integer(dtype: Any) -> int:
+    """TF's _largest_integer_by_dtype for bool and integer dtypes."""
+    return 1 if dtype == dtypes.bool else int(np.iinfo(dtype.as_numpy_dtype).max)
+
+
+def _embed_check_integer_casting_closed(x: Any, target_dtype: Any) -> Any:
+    """TF's embed_check_integer_casting_closed for integer `x`: non-negative, and no
+    larger than `target_dtype` holds."""
     with _ops.name_scope("embed_check_casting_closed", values=[x]):
         x = convert_to_tensor(x, name="x")
         if not x.dtype.is_integer:
             # TF checks float events with assert_integer_form, which the client lacks.
             raise NotImplementedError("validate_args with a non-integer event")
-        checks = [
-            check_ops.assert_non_negative(x, message="Elements must be non-negative."),
-            check_ops.assert_less_equal(x, 1, message="Elements cannot exceed 1."),
-        ]
+        checks = [check_ops.assert_non_negative(x, message="Elements must be non-negative.")]
+        largest = _largest_integer(target_dtype)
+        if _largest_integer(x.dtype) > largest:
+            checks.append(
+                check_ops.assert_less_equal(
+                    x, largest, message=f"Elements cannot exceed {largest}."
+                )
+            )
         return with_dependencies(checks, x)
+
+
+def _embed_check_categorical_event_shape(x: Any) -> Any:
+    """TF's embed_check_categorical_event_shape where the event size is static (checked
+    while building, no nodes); the dynamic form needs assert_rank_at_least."""
+    with _ops.name_scope("embed_check_categorical_event_shape", values=[x]):
+        x = convert_to_tensor(x, name="categorical_param")
+        static = x.shape.with_rank_at_least(1)
+        event_size = static[-1] if static.ndims is not None else None
+        if event_size is None:
+            raise NotImplementedError("validate_args with a Categorical of unknown event size")
+        largest = {dtypes.float16: 2**11, dtypes.float32: 2**24, dtypes.float64: 2**53}
+        if int(event_size) < 2:
+            raise ValueError("A categorical-distribution parameter must have at least 2 events.")
+        max_event_size = largest.get(x.dtype.base_dtype, 0)
+        if int(event_size) > max_event_size:
+            raise ValueError(
+                "Number of classes exceeds `dtype` precision, i.e., "
+                f"{x.dtype.name} implies shape ({int(event_size)}) cannot exceed "
+                f"{max_event_size}."
+            )
+        return x
 
 
 class Bernoulli(Distribution):
@@ -115,7 +150,7 @@ class Bernoulli(Distribution):
 
     def _log_prob(self, event: Any) -> Any:
         if self.validate_args:
-            event = _embed_check_bool_casting_closed(event)
+            event = _embed_check_integer_casting_closed(event, dtypes.bool)
         event = math_ops.cast(event, self.logits.dtype)
         logits = self.logits
         es, ls = event.shape, logits.shape
@@ -190,8 +225,14 @@ class Categorical(Distribution):
     ) -> None:
         with _ops.name_scope(name, values=[logits, probs]) as name:
             self._logits, self._probs = get_logits_and_probs(
-                logits=logits, probs=probs, multidimensional=True, name=name
+                logits=logits,
+                probs=probs,
+                multidimensional=True,
+                validate_args=validate_args,
+                name=name,
             )
+            if validate_args:
+                self._logits = _embed_check_categorical_event_shape(self._logits)
             self._batch_rank, self._event_size, self._batch_shape_val = _logits_shapes(self._logits)
         super().__init__(
             dtype=dtypes.as_dtype(dtype),
@@ -226,6 +267,8 @@ class Categorical(Distribution):
 
     def _cdf(self, k: Any) -> Any:
         k = convert_to_tensor(k, name="k")
+        if self.validate_args:
+            k = _embed_check_integer_casting_closed(k, dtypes.int32)
         k, probs = _broadcast_cat_event_and_params(k, self.probs)
         flat_probs = array_ops.reshape(probs, (-1, self._event_size))
         flat_k = array_ops.reshape(k, [-1])
@@ -237,6 +280,8 @@ class Categorical(Distribution):
 
     def _log_prob(self, k: Any) -> Any:
         k = convert_to_tensor(k, name="k")
+        if self.validate_args:
+            k = _embed_check_integer_casting_closed(k, dtypes.int32)
         k, logits = _broadcast_cat_event_and_params(k, self.logits)
         return -nn_ops.sparse_softmax_cross_entropy_with_logits(labels=k, logits=logits)
 

@@ -100,3 +100,38 @@ def test_bernoulli_event_out_of_range_fails_like_tf():
     assert ours.split("\n")[0] in theirs.split("\n")
     assert "Elements cannot exceed 1." in ours
     assert names == tf_names
+
+
+def test_categorical_checks_like_tf():
+    def build(tf):
+        logits = tf.placeholder(tf.float64, [2, 3], name="logits")
+        k = tf.placeholder(tf.int32, [2], name="k")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            d = tf.distributions.Categorical(logits=logits, validate_args=True)
+            out = [d.log_prob(k), d.cdf(k)]
+
+        def steps(sess):
+            feed = {logits: np.array([[0.1, 0.2, 0.3], [1.0, -1.0, 0.0]])}
+            good = sess.run(out, {**feed, k: [2, 0]})
+            try:
+                sess.run(out, {**feed, k: [2, -1]})
+            except tf.errors.InvalidArgumentError as e:
+                return good, e.message
+            return good, None
+
+        return steps
+
+    ours, theirs, names, tf_names = run_both(build)
+    np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-12)
+    assert ours[1].split("\n")[0] in theirs[1].split("\n")
+    assert "Elements must be non-negative." in ours[1]
+    assert names == tf_names
+
+
+def test_categorical_with_one_class_is_refused_like_tf():
+    for api in (client, tf1):
+        with api.Graph().as_default(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with pytest.raises(ValueError, match="at least 2 events"):
+                api.distributions.Categorical(logits=[[0.5]], validate_args=True)
