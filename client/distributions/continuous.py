@@ -1,6 +1,7 @@
 """Client, tf.compat.v1.distributions: scalar continuous families (TensorFlow's normal.py,
 uniform.py, laplace.py, gamma.py, exponential.py), the same formulas in the same order so
-values and node names follow TF's. `validate_args` assertions are not built."""
+values and node names follow TF's. With `validate_args` the parameters' Identity nodes
+depend on TF's assertions (a positive scale or rate, low < high)."""
 
 from __future__ import annotations
 
@@ -18,8 +19,9 @@ from client.distributions.distribution import (
 )
 from client.framework import ops as _ops
 from client.framework.op_builder import apply_op, constant, convert_to_tensor
-from client.ops import array_ops, math_ops, random_ops
+from client.ops import array_ops, check_ops, math_ops, random_ops
 from client.ops import special_math_ops as sm
+from client.ops.control_flow_ops import with_dependencies
 
 
 class _TwoParameter(Distribution):
@@ -29,7 +31,11 @@ class _TwoParameter(Distribution):
 
     def __init__(self, p: Any, q: Any, validate_args: bool, allow_nan_stats: bool, name: str):
         parameters = dict(zip(self._names, (p, q)))
-        with _ops.name_scope(name, values=[p, q]) as name:
+        # The checks are built inside the scope, as TF's are.
+        with (
+            _ops.name_scope(name, values=[p, q]) as name,
+            _ops.control_dependencies(self._param_checks(p, q) if validate_args else []),
+        ):
             self._p = array_ops.identity(p, name=self._names[0])
             self._q = array_ops.identity(q, name=self._names[1])
         super().__init__(
@@ -41,6 +47,10 @@ class _TwoParameter(Distribution):
             graph_parents=[self._p, self._q],
             name=name,
         )
+
+    def _param_checks(self, p: Any, q: Any) -> list[Any]:
+        """TF's validate_args assertions on the raw parameters: a positive scale."""
+        return [check_ops.assert_positive(q)]
 
     def _batch_shape_tensor(self) -> Any:
         return broadcast_shape_tensor(self._p, self._q)
@@ -125,6 +135,9 @@ class Uniform(_TwoParameter):
 
     low = property(lambda self: self._p)
     high = property(lambda self: self._q)
+
+    def _param_checks(self, p: Any, q: Any) -> list[Any]:
+        return [check_ops.assert_less(p, q, message="uniform not defined when low >= high.")]
 
     def range(self, name: str = "range") -> Any:
         with self._name_scope(name):
@@ -235,12 +248,22 @@ class Gamma(_TwoParameter):
     concentration = property(lambda self: self._p)
     rate = property(lambda self: self._q)
 
+    def _param_checks(self, p: Any, q: Any) -> list[Any]:
+        return [check_ops.assert_positive(p), check_ops.assert_positive(q)]
+
     def _sample_n(self, n: Any, seed: Any = None) -> Any:
         return random_ops.random_gamma(
             shape=[n], alpha=self.concentration, beta=self.rate, dtype=self.dtype, seed=seed
         )
 
+    def _maybe_assert_valid_sample(self, x: Any) -> Any:
+        """TF's validate_args check of a value: positive."""
+        if not self.validate_args:
+            return x
+        return with_dependencies([check_ops.assert_positive(x)], x)
+
     def _log_prob(self, x: Any) -> Any:
+        x = self._maybe_assert_valid_sample(x)
         unnormalized = math_ops.xlogy(self.concentration - 1.0, x) - self.rate * x
         normalization = math_ops.lgamma(self.concentration) - self.concentration * math_ops.log(
             self.rate
@@ -248,6 +271,7 @@ class Gamma(_TwoParameter):
         return unnormalized - normalization
 
     def _cdf(self, x: Any) -> Any:
+        x = self._maybe_assert_valid_sample(x)
         return sm.igamma(self.concentration, self.rate * x)
 
     def _entropy(self) -> Any:

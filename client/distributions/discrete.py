@@ -6,12 +6,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from client.distributions.distribution import NOT_REPARAMETERIZED, Distribution
 from client.framework import dtypes
 from client.framework import ops as _ops
-from client.framework.op_builder import convert_to_tensor
+from client.framework.op_builder import constant, convert_to_tensor
 from client.framework.tensor_shape import TensorShape
-from client.ops import array_ops, math_ops, nn_ops, random_ops
+from client.ops import array_ops, check_ops, math_ops, nn_ops, random_ops
+from client.ops.control_flow_ops import with_dependencies
 from client.ops.tf1_extras import sequence_mask
 
 
@@ -20,8 +23,10 @@ def get_logits_and_probs(
     probs: Any = None,
     multidimensional: bool = False,
     name: str = "get_logits_and_probs",
+    validate_args: bool = False,
 ) -> tuple[Any, Any]:
-    """TF's distribution_util.get_logits_and_probs: one given, the other derived."""
+    """TF's distribution_util.get_logits_and_probs: one given, the other derived; with
+    `validate_args`, scalar-event probs checked to lie in [0, 1]."""
     with _ops.name_scope(name, values=[probs, logits]):
         if (probs is None) == (logits is None):
             raise ValueError("Must pass probs or logits, but not both.")
@@ -30,15 +35,79 @@ def get_logits_and_probs(
             if not logits.dtype.is_floating:
                 raise TypeError("logits must having floating type.")
             if multidimensional:
+                if validate_args:
+                    logits = _embed_check_categorical_event_shape(logits)
                 return logits, nn_ops.softmax(logits, name="probs")
             return logits, math_ops.sigmoid(logits, name="probs")
         probs = convert_to_tensor(probs, name="probs")
         if not probs.dtype.is_floating:
             raise TypeError("probs must having floating type.")
+        if validate_args:
+            probs = _validate_probs(probs, multidimensional)
         with _ops.name_scope("logits"):
             if multidimensional:
                 return math_ops.log(probs), probs
             return math_ops.log(probs) - math_ops.log1p(-1.0 * probs), probs
+
+
+def _validate_probs(probs: Any, multidimensional: bool) -> Any:
+    """`probs` after TF's checks: non-negative, and at most 1 (one event)."""
+    if multidimensional:
+        # TF also checks that each row sums to 1 (assert_near), which the client lacks.
+        raise NotImplementedError("validate_args with multidimensional probs")
+    with _ops.name_scope("validate_probs"):
+        one = constant(1.0, probs.dtype)
+        checks = [
+            check_ops.assert_non_negative(probs),
+            check_ops.assert_less_equal(probs, one, message="probs has components greater than 1."),
+        ]
+        return with_dependencies(checks, probs)
+
+
+def _largest_integer(dtype: Any) -> int:
+    """TF's _largest_integer_by_dtype for bool and integer dtypes."""
+    return 1 if dtype == dtypes.bool else int(np.iinfo(dtype.as_numpy_dtype).max)
+
+
+def _embed_check_integer_casting_closed(x: Any, target_dtype: Any) -> Any:
+    """TF's embed_check_integer_casting_closed for integer `x`: non-negative, and no
+    larger than `target_dtype` holds."""
+    with _ops.name_scope("embed_check_casting_closed", values=[x]):
+        x = convert_to_tensor(x, name="x")
+        if not x.dtype.is_integer:
+            # TF checks float events with assert_integer_form, which the client lacks.
+            raise NotImplementedError("validate_args with a non-integer event")
+        checks = [check_ops.assert_non_negative(x, message="Elements must be non-negative.")]
+        largest = _largest_integer(target_dtype)
+        if _largest_integer(x.dtype) > largest:
+            checks.append(
+                check_ops.assert_less_equal(
+                    x, largest, message=f"Elements cannot exceed {largest}."
+                )
+            )
+        return with_dependencies(checks, x)
+
+
+def _embed_check_categorical_event_shape(x: Any) -> Any:
+    """TF's embed_check_categorical_event_shape where the event size is static (checked
+    while building, no nodes); the dynamic form needs assert_rank_at_least."""
+    with _ops.name_scope("embed_check_categorical_event_shape", values=[x]):
+        x = convert_to_tensor(x, name="categorical_param")
+        static = x.shape.with_rank_at_least(1)
+        event_size = static[-1] if static.ndims is not None else None
+        if event_size is None:
+            raise NotImplementedError("validate_args with a Categorical of unknown event size")
+        largest = {dtypes.float16: 2**11, dtypes.float32: 2**24, dtypes.float64: 2**53}
+        if int(event_size) < 2:
+            raise ValueError("A categorical-distribution parameter must have at least 2 events.")
+        max_event_size = largest.get(x.dtype.base_dtype, 0)
+        if int(event_size) > max_event_size:
+            raise ValueError(
+                "Number of classes exceeds `dtype` precision, i.e., "
+                f"{x.dtype.name} implies shape ({int(event_size)}) cannot exceed "
+                f"{max_event_size}."
+            )
+        return x
 
 
 class Bernoulli(Distribution):
@@ -52,7 +121,9 @@ class Bernoulli(Distribution):
         name: str = "Bernoulli",
     ) -> None:
         with _ops.name_scope(name) as name:
-            self._logits, self._probs = get_logits_and_probs(logits=logits, probs=probs, name=name)
+            self._logits, self._probs = get_logits_and_probs(
+                logits=logits, probs=probs, validate_args=validate_args, name=name
+            )
         super().__init__(
             dtype=dtypes.as_dtype(dtype),
             reparameterization_type=NOT_REPARAMETERIZED,
@@ -78,6 +149,8 @@ class Bernoulli(Distribution):
         return math_ops.cast(math_ops.less(uniform, self.probs), self.dtype)
 
     def _log_prob(self, event: Any) -> Any:
+        if self.validate_args:
+            event = _embed_check_integer_casting_closed(event, dtypes.bool)
         event = math_ops.cast(event, self.logits.dtype)
         logits = self.logits
         es, ls = event.shape, logits.shape
@@ -115,6 +188,31 @@ def _broadcast_cat_event_and_params(event: Any, params: Any) -> tuple[Any, Any]:
     return event, params
 
 
+def _logits_shapes(logits: Any) -> tuple[Any, Any, Any]:
+    """Categorical's batch rank, event size and batch shape: constants where the static
+    shape of `logits` knows them, else read from its dynamic shape (as TF's)."""
+    static = logits.shape.with_rank_at_least(1)
+    if static.ndims is not None:
+        batch_rank = convert_to_tensor(static.ndims - 1, dtype=dtypes.int32, name="batch_rank")
+    else:
+        with _ops.name_scope("batch_rank"):
+            batch_rank = array_ops.rank(logits) - 1
+    logits_shape = array_ops.shape(logits, name="logits_shape")
+    if static.ndims is not None and static[-1] is not None:
+        event_size = convert_to_tensor(int(static[-1]), dtype=dtypes.int32, name="event_size")
+    else:
+        with _ops.name_scope("event_size"):
+            event_size = logits_shape[batch_rank]
+    if static.ndims is not None and static[:-1].is_fully_defined():
+        batch_shape = convert_to_tensor(
+            static[:-1].as_list(), dtype=dtypes.int32, name="batch_shape"
+        )
+    else:
+        with _ops.name_scope("batch_shape"):
+            batch_shape = logits_shape[:-1]
+    return batch_rank, event_size, batch_shape
+
+
 class Categorical(Distribution):
     def __init__(
         self,
@@ -127,21 +225,15 @@ class Categorical(Distribution):
     ) -> None:
         with _ops.name_scope(name, values=[logits, probs]) as name:
             self._logits, self._probs = get_logits_and_probs(
-                logits=logits, probs=probs, multidimensional=True, name=name
+                logits=logits,
+                probs=probs,
+                multidimensional=True,
+                validate_args=validate_args,
+                name=name,
             )
-            static = self._logits.shape
-            if static.ndims is None or static[-1] is None or not static[:-1].is_fully_defined():
-                raise NotImplementedError("Categorical needs statically known logits shapes")
-            self._batch_rank = convert_to_tensor(
-                static.ndims - 1, dtype=dtypes.int32, name="batch_rank"
-            )
-            array_ops.shape(self._logits, name="logits_shape")
-            self._event_size = convert_to_tensor(
-                int(static[-1]), dtype=dtypes.int32, name="event_size"
-            )
-            self._batch_shape_val = convert_to_tensor(
-                static[:-1].as_list(), dtype=dtypes.int32, name="batch_shape"
-            )
+            if validate_args:
+                self._logits = _embed_check_categorical_event_shape(self._logits)
+            self._batch_rank, self._event_size, self._batch_shape_val = _logits_shapes(self._logits)
         super().__init__(
             dtype=dtypes.as_dtype(dtype),
             reparameterization_type=NOT_REPARAMETERIZED,
@@ -175,6 +267,8 @@ class Categorical(Distribution):
 
     def _cdf(self, k: Any) -> Any:
         k = convert_to_tensor(k, name="k")
+        if self.validate_args:
+            k = _embed_check_integer_casting_closed(k, dtypes.int32)
         k, probs = _broadcast_cat_event_and_params(k, self.probs)
         flat_probs = array_ops.reshape(probs, (-1, self._event_size))
         flat_k = array_ops.reshape(k, [-1])
@@ -186,6 +280,8 @@ class Categorical(Distribution):
 
     def _log_prob(self, k: Any) -> Any:
         k = convert_to_tensor(k, name="k")
+        if self.validate_args:
+            k = _embed_check_integer_casting_closed(k, dtypes.int32)
         k, logits = _broadcast_cat_event_and_params(k, self.logits)
         return -nn_ops.sparse_softmax_cross_entropy_with_logits(labels=k, logits=logits)
 

@@ -40,6 +40,31 @@ def gen_new_seed(seed: int | None, salt: str) -> int | None:
     return int(digest[:8], 16) & 0x7FFFFFFF
 
 
+def pick_vector(cond: Any, true_vector: Any, false_vector: Any, name: str = "pick_vector") -> Any:
+    """TF's distribution_util.pick_vector: `true_vector` if `cond` else `false_vector`,
+    chosen at graph time when `cond` is constant, else by a Slice of their concat."""
+    with _ops.name_scope(name, values=[cond, true_vector, false_vector]):
+        cond = convert_to_tensor(cond, name="cond")
+        if cond.dtype != dtypes.bool:
+            raise TypeError(f"{cond}.dtype={cond.dtype} which is not {dtypes.bool}")
+        static = constant_value(cond)
+        if static is not None:
+            return true_vector if static else false_vector
+        true_vector = convert_to_tensor(true_vector, name="true_vector")
+        false_vector = convert_to_tensor(false_vector, name="false_vector")
+        if true_vector.dtype != false_vector.dtype:
+            raise TypeError(
+                f"{true_vector}.dtype={true_vector.dtype} does not match "
+                f"{false_vector}.dtype={false_vector.dtype}"
+            )
+        n = array_ops.shape(true_vector)[0]
+        return array_ops.slice(
+            array_ops.concat([true_vector, false_vector], 0),
+            [array_ops.where_v2(cond, 0, n)],
+            [array_ops.where(cond, n, -1)],
+        )
+
+
 def broadcast_shape_tensor(*tensors: Any) -> Any:
     """array_ops.broadcast_dynamic_shape of the tensors' shapes, folded left."""
     shape = array_ops.shape(tensors[0])
@@ -137,13 +162,24 @@ class Distribution:
             return array_ops.reshape(samples, final_shape)
 
     def _expand_sample_shape_to_vector(self, x: Any, name: str) -> tuple[Any, Any]:
+        """`x` as a vector and the product of its entries: numbers when `x` is constant,
+        else a ReduceProd (and, at unknown rank, a reshape picking [1] for a scalar)."""
         static = constant_value(x)
-        if static is None:
-            raise NotImplementedError("sample_shape must be known while building the graph")
-        prod = np.prod(static, dtype=np.int32)
-        if x.shape.ndims == 0:
-            x = convert_to_tensor(np.array([static], dtype=np.int32), name=name)
-        elif x.shape.ndims != 1:
+        prod = math_ops.reduce_prod(x) if static is None else np.prod(static, dtype=np.int32)
+        ndims = x.shape.ndims
+        if ndims is None:
+            expanded = pick_vector(
+                math_ops.equal(array_ops.rank(x), 0),
+                np.array([1], dtype=np.int32),
+                array_ops.shape(x),
+            )
+            x = array_ops.reshape(x, expanded)
+        elif ndims == 0:
+            if static is not None:
+                x = convert_to_tensor(np.array([static], dtype=np.int32), name=name)
+            else:
+                x = array_ops.reshape(x, [1])
+        elif ndims != 1:
             raise ValueError("Input is neither scalar nor vector.")
         return x, prod
 

@@ -1,6 +1,7 @@
 """Client, tf.compat.v1.distributions: the families built from gamma variates and the beta
 function (TensorFlow's student_t.py, beta.py, dirichlet.py), TF's formulas in TF's order.
-`validate_args` assertions are not built."""
+With `validate_args` the parameters depend on TF's assertions (a positive df, positive
+concentrations)."""
 
 from __future__ import annotations
 
@@ -17,8 +18,19 @@ from client.distributions.distribution import (
 )
 from client.framework import ops as _ops
 from client.framework.op_builder import convert_to_tensor
-from client.ops import array_ops, math_ops, random_ops
+from client.ops import array_ops, check_ops, math_ops, random_ops
 from client.ops import special_math_ops as sm
+from client.ops.control_flow_ops import with_dependencies
+
+
+def _maybe_assert_positive(concentration: Any, validate_args: bool) -> Any:
+    """Beta's _maybe_assert_valid_concentration: the tensor after a positivity check."""
+    if not validate_args:
+        return concentration
+    check = check_ops.assert_positive(
+        concentration, message="Concentration parameter must be positive."
+    )
+    return with_dependencies([check], concentration)
 
 
 class StudentT(Distribution):
@@ -32,7 +44,10 @@ class StudentT(Distribution):
         name: str = "StudentT",
     ) -> None:
         parameters = {"df": df, "loc": loc, "scale": scale}
-        with _ops.name_scope(name, values=[df, loc, scale]) as name:
+        with (
+            _ops.name_scope(name, values=[df, loc, scale]) as name,
+            _ops.control_dependencies([check_ops.assert_positive(df)] if validate_args else []),
+        ):
             self._df = array_ops.identity(df, name="df")
             self._loc = array_ops.identity(loc, name="loc")
             self._scale = array_ops.identity(scale, name="scale")
@@ -138,8 +153,12 @@ class Beta(Distribution):
     ) -> None:
         parameters = {"concentration1": concentration1, "concentration0": concentration0}
         with _ops.name_scope(name, values=[concentration1, concentration0]) as name:
-            self._concentration1 = convert_to_tensor(concentration1, name="concentration1")
-            self._concentration0 = convert_to_tensor(concentration0, name="concentration0")
+            self._concentration1 = _maybe_assert_positive(
+                convert_to_tensor(concentration1, name="concentration1"), validate_args
+            )
+            self._concentration0 = _maybe_assert_positive(
+                convert_to_tensor(concentration0, name="concentration0"), validate_args
+            )
             self._total_concentration = self._concentration1 + self._concentration0
         super().__init__(
             dtype=self._total_concentration.dtype,
@@ -171,7 +190,20 @@ class Beta(Distribution):
         )
         return g1 / (g1 + g2)
 
+    def _maybe_assert_valid_sample(self, x: Any) -> Any:
+        """TF's validate_args check of a value: in (0, 1)."""
+        if not self.validate_args:
+            return x
+        checks = [
+            check_ops.assert_positive(x, message="sample must be positive"),
+            check_ops.assert_less(
+                x, array_ops.ones([], self.dtype), message="sample must be less than `1`."
+            ),
+        ]
+        return with_dependencies(checks, x)
+
     def _log_prob(self, x: Any) -> Any:
+        x = self._maybe_assert_valid_sample(x)
         unnormalized = math_ops.xlogy(self.concentration1 - 1.0, x) + (
             self.concentration0 - 1.0
         ) * math_ops.log1p(-x)

@@ -2,7 +2,7 @@
 sparse_average_precision_at_k (TF's metrics_impl): per row, the precision at each rank
 where the top-k id is a label, summed and divided by min(#labels, k); streamed as the
 (weighted) mean over rows. Labels at or past the number of classes count as none (-1).
-Dense labels only, as in ranking.py. Same scopes, variables and update ops as TF builds
+Labels dense or a SparseTensor, as in ranking.py. Same scopes, variables and update ops as TF builds
 them. Graph building only."""
 
 from __future__ import annotations
@@ -11,42 +11,17 @@ from typing import Any
 
 from client.framework import dtypes
 from client.framework import ops as _ops
-from client.framework.op_builder import convert_to_tensor
 from client.losses import broadcast_weights
+from client.metrics.at_k_labels import (
+    clean_out_of_range_indices,
+    expand_and_tile,
+    maybe_expand_labels,
+    num_relevant,
+)
 from client.metrics.metrics_impl import _collect, _unread, metric_variable
-from client.metrics.ranking import _at_k_name, _maybe_expand_labels, _weighted
+from client.metrics.ranking import _at_k_name, _weighted
 from client.ops import array_ops, math_ops, nn_impl
-from client.ops.cond_v2 import cond_v2
 from client.ops.sets_ops import set_intersection, set_size
-
-
-def _expand_and_tile(tensor: Any, multiple: int, dim: int, name: str) -> Any:
-    """`tensor` with a new axis before `dim` (counted from the end when < 0), tiled
-    `multiple` times along it."""
-    with _ops.name_scope(name, "expand_and_tile", [tensor]) as scope:
-        tensor = convert_to_tensor(tensor)
-        expanded = array_ops.expand_dims(tensor, dim if dim >= 0 else dim - 1, name="expand")
-        if multiple == 1:
-            return expanded
-        ones = array_ops.ones_like(array_ops.shape(tensor))
-        tile_multiples = array_ops.concat(
-            (ones[:dim], (multiple,), ones[dim:]), 0, name="multiples"
-        )
-        return array_ops.tile(expanded, tile_multiples, name=scope)
-
-
-def _num_relevant(labels: Any, k: int) -> Any:
-    with _ops.name_scope(None, "num_relevant", [labels]) as scope:
-        labels = convert_to_tensor(labels)
-        num_labels = math_ops.reduce_sum(
-            array_ops.where_v2(
-                math_ops.greater_equal(labels, 0),
-                array_ops.ones_like(labels),
-                array_ops.zeros_like(labels),
-            ),
-            axis=-1,
-        )
-        return math_ops.minimum(num_labels, k, name=scope)
 
 
 def _average_precision_at_top_k(labels: Any, predictions_idx: Any) -> Any:
@@ -59,11 +34,11 @@ def _average_precision_at_top_k(labels: Any, predictions_idx: Any) -> Any:
             raise ValueError(
                 "The last dimension of predictions_idx must be set. Currently, it is None."
             )
-        labels = _maybe_expand_labels(labels, predictions_idx)
+        labels = maybe_expand_labels(labels, predictions_idx)
         predictions_idx_per_k = array_ops.expand_dims(
             predictions_idx, -1, name="predictions_idx_per_k"
         )
-        labels_per_k = _expand_and_tile(labels, k, -1, "labels_per_k")
+        labels_per_k = expand_and_tile(labels, k, -1, "labels_per_k")
         with _ops.name_scope(None, "relevant_per_k", [predictions_idx_per_k, labels_per_k]):
             relevant_per_k = _weighted(
                 set_size(set_intersection(predictions_idx_per_k, labels_per_k)), None
@@ -85,7 +60,7 @@ def _average_precision_at_top_k(labels: Any, predictions_idx: Any) -> Any:
         precision_sum = math_ops.reduce_sum(
             relevant_precision_per_k, axis=(-1,), name="precision_sum"
         )
-        num_relevant_items = math_ops.cast(_num_relevant(labels, k), dtypes.float64)
+        num_relevant_items = math_ops.cast(num_relevant(labels, k), dtypes.float64)
         return math_ops.divide(precision_sum, num_relevant_items, name=scope)
 
 
@@ -124,20 +99,6 @@ def _streaming_average_precision_at_top_k(
         return value, update
 
 
-def _clean_out_of_range_indices(labels: Any, num_classes: Any) -> Any:
-    """`labels` with ids >= num_classes made -1 (a cond, as TF builds it)."""
-    labels = convert_to_tensor(labels)
-    max_labels = math_ops.reduce_max(labels)
-
-    def clean() -> Any:
-        return array_ops.where_v2(
-            math_ops.greater_equal(labels, num_classes), -1 * array_ops.ones_like(labels), labels
-        )
-
-    (out,) = cond_v2(math_ops.greater_equal(max_labels, num_classes), clean, lambda: labels)
-    return out
-
-
 def average_precision_at_k(
     labels: Any,
     predictions: Any,
@@ -154,7 +115,7 @@ def average_precision_at_k(
     ) as scope:
         _, predictions_idx = nn_impl.top_k(predictions, k)
         num_classes = math_ops.cast(array_ops.shape(predictions)[-1], dtypes.int64)
-        labels = _clean_out_of_range_indices(labels, num_classes)
+        labels = clean_out_of_range_indices(labels, num_classes)
         return _streaming_average_precision_at_top_k(
             labels, predictions_idx, weights, metrics_collections, updates_collections, scope
         )

@@ -3,7 +3,7 @@ precision_at_k, recall_at_k (TopKV2 then the *_at_top_k forms), precision_at_top
 recall_at_top_k and sparse_precision_at_k. Per row, true positives are the size of the
 set intersection of the top-k ids and the labels, false positives / negatives the sizes
 of the set differences (SetSize over DenseToDenseSetOperation); `class_id` keeps only
-that class in both. Labels are dense ids here (TF also takes a SparseTensor). Same
+that class in both. Labels are dense ids or a SparseTensor of ids (at_k_labels). Same
 scopes, variables and update ops as TF builds them. Graph building only."""
 
 from __future__ import annotations
@@ -13,56 +13,16 @@ from typing import Any
 from client.framework import dtypes
 from client.framework import ops as _ops
 from client.framework.op_builder import convert_to_tensor
-from client.framework.sparse_tensor import SparseTensor
 from client.losses import assert_broadcastable
+from client.metrics.at_k_labels import maybe_expand_labels, maybe_select_class_id
 from client.metrics.metrics_impl import _collect, _unread, metric_variable
-from client.ops import array_ops, math_ops, nn_impl
-from client.ops.gradients.math_grad import _reduced_shape
+from client.ops import math_ops, nn_impl
 from client.ops.sets_ops import set_difference, set_intersection, set_size
 
 
 def _at_k_name(name: str, k: int | None = None, class_id: int | None = None) -> str:
     name = f"{name}_at_{k}" if k is not None else f"{name}_at_k"
     return f"{name}_class{class_id}" if class_id is not None else name
-
-
-def _select_class_id(ids: Any, selected_id: int) -> SparseTensor:
-    """`ids` keeping only `selected_id` in each row (TF's dense-ids form)."""
-    if isinstance(ids, SparseTensor):
-        raise NotImplementedError("class_id with SparseTensor labels is not supported")
-    ids = convert_to_tensor(ids)
-    ids_shape = array_ops.shape(ids, out_type=dtypes.int64)
-    ids_last_dim = array_ops.size(ids_shape) - 1
-    filled_shape = _reduced_shape(ids_shape, array_ops.reshape(ids_last_dim, [1]))
-    filled = array_ops.fill(filled_shape, math_ops.cast(selected_id, dtypes.int64))
-    result = set_intersection(filled, ids)
-    return SparseTensor(indices=result.indices, values=result.values, dense_shape=ids_shape)
-
-
-def _maybe_select_class_id(labels: Any, predictions_idx: Any, class_id: int | None) -> Any:
-    if class_id is None:
-        return labels, predictions_idx
-    return _select_class_id(labels, class_id), _select_class_id(predictions_idx, class_id)
-
-
-def _maybe_expand_labels(labels: Any, predictions: Any) -> Any:
-    """`labels` [D1..DN] made [D1..DN, 1] to match the rank of `predictions`."""
-    with _ops.name_scope(None, "expand_labels", [labels, predictions]) as scope:
-        if isinstance(labels, SparseTensor):
-            raise NotImplementedError("SparseTensor labels are not supported by this client")
-        labels = convert_to_tensor(labels)
-        labels_rank, predictions_rank = labels.shape.ndims, predictions.shape.ndims
-        if labels_rank is None or predictions_rank is None:
-            raise NotImplementedError("labels and predictions of unknown rank")
-        if predictions_rank == labels_rank:
-            return labels
-        if predictions_rank == labels_rank + 1:
-            return array_ops.expand_dims(labels, -1, name=scope)
-        raise ValueError(
-            f"Unexpected labels shape {labels.shape} for predictions shape "
-            f"{predictions.shape}. Predictions rank should be the same rank as labels rank "
-            "or labels rank plus one ."
-        )
 
 
 def _weighted(count: Any, weights: Any) -> Any:
@@ -89,7 +49,7 @@ def _streaming_count_at_k(
         None, _at_k_name(outer, k, class_id), [predictions_idx, labels, weights]
     ) as scope:
         with _ops.name_scope(None, inner, [predictions_idx, labels, weights]):
-            y, p = _maybe_select_class_id(labels, predictions_idx, class_id)
+            y, p = maybe_select_class_id(labels, predictions_idx, class_id)
             count = _weighted(set_size(ids(p, y)), weights)
         batch_total = math_ops.cast(math_ops.reduce_sum(count), dtypes.float64)
         var = metric_variable([], dtypes.float64, name=scope)
@@ -113,7 +73,7 @@ def _ratio_at_top_k(
         name, _at_k_name(default, k, class_id), [predictions_idx, labels, weights]
     ) as scope:
         predictions_idx = convert_to_tensor(predictions_idx)
-        labels = _maybe_expand_labels(labels, predictions_idx)
+        labels = maybe_expand_labels(labels, predictions_idx)
         top_k_idx = math_ops.cast(predictions_idx, dtypes.int64)
         tp, tp_update = _streaming_count_at_k("tp", labels, top_k_idx, k, class_id, weights)
         x, x_update = _streaming_count_at_k(other, labels, top_k_idx, k, class_id, weights)

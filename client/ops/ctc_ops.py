@@ -1,7 +1,8 @@
 """Client, graph building: CTC as TensorFlow's python/ops/ctc_ops.py builds it in TF1
 programs — tf.compat.v1.nn.ctc_loss (one CTCLoss node; batch-major logits transposed
 first), tf.compat.v1.nn.ctc_loss_v2 with SparseTensor labels (the blank column moved last
-and the labels shifted when blank_index is not the last class), tf.nn.ctc_greedy_decoder
+and the labels shifted when blank_index is not the last class) or dense labels (made a
+SparseTensor first; TF's own dense path differs, see _ctc_loss_dense), tf.nn.ctc_greedy_decoder
 and tf.compat.v1.nn.ctc_beam_search_decoder (decoded SparseTensors and log
 probabilities). CTCLoss's gradient is its second output scaled by the loss gradient, as
 TF's _CTCLossGrad; TF's C++ shape functions for the four ops."""
@@ -16,7 +17,7 @@ from client.framework.gradient_registry import NotDifferentiable, RegisterGradie
 from client.framework.op_builder import apply_op, convert_to_tensor
 from client.framework.sparse_tensor import SparseTensor
 from client.framework.tensor_shape import TensorShape, dimension_value
-from client.ops import array_ops, math_ops
+from client.ops import array_ops, math_ops, tf1_extras
 
 _HALF_TYPES = (dtypes.float16, dtypes.bfloat16)
 _SECOND_DERIVATIVE = (
@@ -77,9 +78,10 @@ def ctc_loss_v2(
     name: str | None = None,
 ) -> _ops.Tensor:
     if not isinstance(labels, SparseTensor):
-        # TF computes dense labels with ctc_loss_dense (a scan of log-space recursions
-        # under a custom gradient), which the client does not build.
-        raise NotImplementedError("ctc_loss_v2 with dense labels is not supported")
+        return _ctc_loss_dense(
+            labels, logits, label_length, logit_length, logits_time_major, unique,
+            0 if blank_index is None else blank_index, name,
+        )  # fmt: skip
     if blank_index is None:
         raise ValueError("Argument `blank_index` must be provided when labels is a SparseTensor.")
     if blank_index < 0:
@@ -101,6 +103,41 @@ def ctc_loss_v2(
     return ctc_loss(
         labels=labels, inputs=logits, sequence_length=logit_length, time_major=logits_time_major
     )
+
+
+def _ctc_loss_dense(
+    labels: Any,
+    logits: Any,
+    label_length: Any,
+    logit_length: Any,
+    logits_time_major: bool,
+    unique: Any,
+    blank_index: int,
+    name: str | None,
+) -> _ops.Tensor:
+    """Dense [batch, max_label_length] labels with their lengths. TF computes these with
+    ctc_loss_dense (log-space forward-backward scans under a custom gradient); the client
+    takes each row's first label_length ids as a SparseTensor and builds the CTCLoss path
+    above: the same loss and gradient, a different graph. `unique` (TF's speed-up for
+    repeated labels) does not change the result and is not used."""
+    del unique
+    with _ops.name_scope(name, "ctc_loss_dense", [logits, labels, label_length, logit_length]):
+        logits = convert_to_tensor(logits, name="logits")
+        labels = convert_to_tensor(labels, name="labels")
+        label_length = convert_to_tensor(label_length, name="label_length")
+        logit_length = convert_to_tensor(logit_length, name="logit_length")
+        mask = tf1_extras.sequence_mask(label_length, array_ops.shape(labels)[1])
+        indices = array_ops.where(mask)
+        values = math_ops.cast(tf1_extras.gather_nd(labels, indices), dtypes.int32)
+        shape = math_ops.cast(array_ops.shape(labels), dtypes.int64)
+        return ctc_loss_v2(
+            SparseTensor(indices, values, shape),
+            logits,
+            None,
+            math_ops.cast(logit_length, dtypes.int32),
+            logits_time_major,
+            blank_index=blank_index,
+        )
 
 
 def ctc_greedy_decoder(

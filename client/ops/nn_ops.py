@@ -117,10 +117,33 @@ def sparse_softmax_cross_entropy_with_logits(
     with _ops.name_scope(name, "SparseSoftmaxCrossEntropyWithLogits", [labels, logits]):
         labels = convert_to_tensor(labels)
         logits = convert_to_tensor(logits)
-        array_ops.shape(labels)  # TF takes the labels' shape first (used off the 2-D path)
-        # TF names the op by the caller's `name` inside its own scope ("xentropy/xentropy").
+        labels_shape = array_ops.shape(labels)
+        if logits.shape.ndims == 2:
+            # TF names the op by the caller's `name` inside its scope ("xentropy/xentropy").
+            op = apply_op("SparseSoftmaxCrossEntropyWithLogits", [logits, labels], {}, name)
+            return op.outputs[0]
+        return _sparse_xent_flattened(labels, logits, labels_shape, name)
+
+
+def _sparse_xent_flattened(labels: Any, logits: Any, labels_shape: Any, name: Any) -> Any:
+    """TF's path for logits not statically of rank 2: logits made [-1, classes] and labels
+    [-1] (after a dynamic shape check unless the static shapes settle it), the cost
+    reshaped back to the labels' shape."""
+    from client.ops import array_ops, check_ops
+
+    labels_static = labels.shape
+    static_fully_defined = labels.shape.is_fully_defined() and logits.shape[:-1].is_fully_defined()
+    checks = []
+    if not static_fully_defined:
+        checks.append(check_ops.assert_equal(array_ops.shape(labels), array_ops.shape(logits)[:-1]))
+    with _ops.control_dependencies(checks):
+        num_classes = array_ops.shape(logits)[array_ops.rank(logits) - 1]
+        logits = array_ops.reshape(logits, [-1, num_classes])
+        labels = array_ops.reshape(labels, [-1])
         op = apply_op("SparseSoftmaxCrossEntropyWithLogits", [logits, labels], {}, name)
-        return op.outputs[0]
+        cost = array_ops.reshape(op.outputs[0], labels_shape)
+        cost.set_shape(labels_static)
+        return cost
 
 
 def softmax_cross_entropy_with_logits_v2(
