@@ -11,8 +11,10 @@ from client.framework import dtypes
 from client.framework.op_builder import apply_op, convert_to_tensor
 from client.metrics.metrics_impl import (
     _assign_add,
-    _collect,
+    _collected,
     _confusion_matrix_at_thresholds,
+    _metric_pair,
+    _safe_mean,
     _unread,
     metric_variable,
 )
@@ -71,9 +73,7 @@ def mean_iou(
         value = array_ops.where(
             math_ops.greater(valid, 0), math_ops.reduce_sum(iou, name="mean_iou") / valid, 0
         )
-        _collect(metrics_collections, value)
-        _collect(updates_collections, update_op)
-        return value, update_op
+        return _collected(metrics_collections, updates_collections, value, update_op)
 
 
 def _scatter_add(var: Any, indices: Any, updates: Any) -> Any:
@@ -107,14 +107,10 @@ def mean_per_class_accuracy(
             ones *= weights
         update_total = _scatter_add(total, labels, ones)
         update_count = _scatter_add(count, labels, is_correct)
-        per_class = math_ops.div_no_nan(count, math_ops.maximum(total, 0))
+        per_class = _safe_mean((count, total), None)
         value = math_ops.reduce_mean(per_class, name="mean_accuracy")
-        update_op = math_ops.div_no_nan(
-            update_count, math_ops.maximum(update_total, 0), name="update_op"
-        )
-        _collect(metrics_collections, value)
-        _collect(updates_collections, update_op)
-        return value, update_op
+        update_op = _safe_mean((update_count, update_total), "update_op")
+        return _collected(metrics_collections, updates_collections, value, update_op)
 
 
 def _ratio_at_thresholds(default_name: str, other: str):
@@ -135,14 +131,11 @@ def _ratio_at_thresholds(default_name: str, other: str):
                 labels, predictions, list(thresholds), weights, includes=("tp", other)
             )
 
-            def compute(tp: Any, x: Any, suffix: str) -> Any:
+            def compute(counts: dict[str, Any], suffix: str) -> Any:
+                tp, x = counts["tp"], counts[other]
                 return math_ops.divide(tp, 1e-7 + tp + x, name=f"{prefix}_{suffix}")
 
-            value = compute(values["tp"], values[other], "value")
-            update_op = compute(updates["tp"], updates[other], "update_op")
-            _collect(metrics_collections, value)
-            _collect(updates_collections, update_op)
-            return value, update_op
+            return _metric_pair(compute, values, updates, metrics_collections, updates_collections)
 
     fn.__name__ = default_name
     return fn
@@ -167,9 +160,7 @@ def _count_at_thresholds(key: str, default_name: str):
                 labels, predictions, list(thresholds), weights, includes=(key,)
             )
             value = array_ops.identity(values[key])  # TF's default strategy's read_var
-            _collect(metrics_collections, value)
-            _collect(updates_collections, updates[key])
-            return value, updates[key]
+            return _collected(metrics_collections, updates_collections, value, updates[key])
 
     fn.__name__ = f"{default_name}_at_thresholds"
     return fn

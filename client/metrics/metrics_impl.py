@@ -5,6 +5,7 @@ ops accumulate it; (value, update_op) pairs with TF's scopes ("accuracy/total",
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from client.framework import dtypes
@@ -69,6 +70,36 @@ def _collect(collections: Any, value: Any) -> None:
         _ops.add_to_collection(key, value)
 
 
+def _collected(
+    metrics_collections: Any, updates_collections: Any, value: Any, update_op: Any
+) -> tuple[Any, Any]:
+    """TF's tail of every metric: the value and the update op each added to its
+    collections, then returned as the pair."""
+    _collect(metrics_collections, value)
+    _collect(updates_collections, update_op)
+    return value, update_op
+
+
+def _metric_pair(
+    compute: Callable[[Any, str], Any],
+    state: Any,
+    updates: Any,
+    metrics_collections: Any,
+    updates_collections: Any,
+) -> tuple[Any, Any]:
+    """The value, `compute` over the metric's variables, and the update op, the same
+    over their updates (value first: TF builds them in this order), collected."""
+    value = compute(state, "value")
+    update_op = compute(updates, "update_op")
+    return _collected(metrics_collections, updates_collections, value, update_op)
+
+
+def _safe_mean(total_count: tuple[Any, Any], op_name: str | None) -> Any:
+    """total / count, 0 where count is 0 (TF's _safe_div)."""
+    total, count = total_count
+    return math_ops.div_no_nan(total, math_ops.maximum(count, 0), name=op_name)
+
+
 def mean(
     values: Any,
     weights: Any = None,
@@ -90,13 +121,13 @@ def mean(
         update_total = _assign_add(total, math_ops.reduce_sum(values))
         with _ops.control_dependencies([values]):
             update_count = _assign_add(count, num_values)
-        value = math_ops.div_no_nan(total, math_ops.maximum(count, 0), name="value")
-        update_op = math_ops.div_no_nan(
-            update_total, math_ops.maximum(update_count, 0), name="update_op"
+        return _metric_pair(
+            _safe_mean,
+            (total, count),
+            (update_total, update_count),
+            metrics_collections,
+            updates_collections,
         )
-        _collect(metrics_collections, value)
-        _collect(updates_collections, update_op)
-        return value, update_op
 
 
 def accuracy(
@@ -121,9 +152,7 @@ def _count_condition(values: Any, weights: Any, metrics_collections: Any, update
     if weights is not None:
         values = math_ops.multiply(values, math_ops.cast(weights, dtypes.float32))
     update_op = count.assign_add(math_ops.reduce_sum(values))
-    _collect(metrics_collections, count)
-    _collect(updates, update_op)
-    return count, update_op
+    return _collected(metrics_collections, updates, count, update_op)
 
 
 def _bool_inputs(labels: Any, predictions: Any, weights: Any) -> tuple[Any, Any, Any]:
@@ -174,16 +203,15 @@ def _ratio(default_name: str, other: Any):
             tp, tp_update = true_positives(labels, predictions, weights)
             x, x_update = other(labels, predictions, weights)
 
-            def compute(a: Any, b: Any, op_name: str) -> Any:
+            def compute(counts: tuple[Any, Any], op_name: str) -> Any:
+                a, b = counts
                 return array_ops.where(
                     math_ops.greater(a + b, 0), math_ops.divide(a, a + b), 0, op_name
                 )
 
-            value = compute(tp, x, "value")
-            update_op = compute(tp_update, x_update, "update_op")
-            _collect(metrics_collections, value)
-            _collect(updates_collections, update_op)
-            return value, update_op
+            return _metric_pair(
+                compute, (tp, x), (tp_update, x_update), metrics_collections, updates_collections
+            )
 
     fn.__name__ = default_name
     return fn
@@ -315,7 +343,8 @@ def auc(
         epsilon = 1.0e-6
         k = num_thresholds - 1
 
-        def compute_auc(tp: Any, fn: Any, tn: Any, fp: Any, op_name: str) -> Any:
+        def compute_auc(counts: dict[str, Any], op_name: str) -> Any:
+            tp, fn, tn, fp = (counts[key] for key in _ALL_COUNTS)
             if curve == "PR" and summation_method == "careful_interpolation":
                 return _interpolate_pr_auc(tp, fp, fn, k)
             rec = math_ops.divide(tp + epsilon, tp + fn + epsilon)
@@ -337,10 +366,4 @@ def auc(
                 )
             return math_ops.reduce_sum(math_ops.multiply(width, height), name=op_name)
 
-        value = compute_auc(values["tp"], values["fn"], values["tn"], values["fp"], "value")
-        update_op = compute_auc(
-            updates["tp"], updates["fn"], updates["tn"], updates["fp"], "update_op"
-        )
-        _collect(metrics_collections, value)
-        _collect(updates_collections, update_op)
-        return value, update_op
+        return _metric_pair(compute_auc, values, updates, metrics_collections, updates_collections)

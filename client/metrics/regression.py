@@ -10,7 +10,14 @@ from typing import Any
 from client.framework import dtypes
 from client.framework import ops as _ops
 from client.losses import broadcast_weights, remove_squeezable_dimensions
-from client.metrics.metrics_impl import _assign_add, _collect, mean, metric_variable
+from client.metrics.metrics_impl import (
+    _assign_add,
+    _collected,
+    _metric_pair,
+    _safe_mean,
+    mean,
+    metric_variable,
+)
 from client.ops import array_ops, math_ops
 from client.ops import variable_scope as vs
 
@@ -62,10 +69,7 @@ def root_mean_squared_error(
         labels, predictions, weights, None, None, name or "root_mean_squared_error"
     )
     rmse = math_ops.sqrt(mse)
-    update_op = math_ops.sqrt(update_mse)
-    _collect(metrics_collections, rmse)
-    _collect(updates_collections, update_op)
-    return rmse, update_op
+    return _collected(metrics_collections, updates_collections, rmse, math_ops.sqrt(update_mse))
 
 
 def mean_relative_error(
@@ -104,9 +108,7 @@ def mean_cosine_distance(
     distance, update_op = mean(radial, weights, None, None, name or "mean_cosine_distance")
     distance = math_ops.subtract(1.0, distance)
     update_op = math_ops.subtract(1.0, update_op)
-    _collect(metrics_collections, distance)
-    _collect(updates_collections, update_op)
-    return distance, update_op
+    return _collected(metrics_collections, updates_collections, distance, update_op)
 
 
 def percentage_below(
@@ -148,10 +150,10 @@ def mean_tensor(
         update_total = _assign_add(total, values)
         with _ops.control_dependencies([values]):
             update_count = _assign_add(count, num_values)
-        value = math_ops.div_no_nan(total, math_ops.maximum(count, 0), name="value")
-        update_op = math_ops.div_no_nan(
-            update_total, math_ops.maximum(update_count, 0), name="update_op"
+        return _metric_pair(
+            _safe_mean,
+            (total, count),
+            (update_total, update_count),
+            metrics_collections,
+            updates_collections,
         )
-        _collect(metrics_collections, value)
-        _collect(updates_collections, update_op)
-        return value, update_op

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from client.framework import dtypes
-from client.metrics.metrics_impl import _collect, _confusion_matrix_at_thresholds
+from client.metrics.metrics_impl import _confusion_matrix_at_thresholds, _metric_pair
 from client.ops import math_ops
 from client.ops import variable_scope as vs
 
@@ -43,17 +43,14 @@ def sensitivity_at_specificity(
         cuts = _cuts(num_thresholds, 1.0 + _KEPSILON)
         values, updates = _confusion_matrix_at_thresholds(labels, predictions, cuts, weights)
 
-        def compute(tp: Any, tn: Any, fp: Any, fn: Any, op_name: str) -> Any:
+        def compute(counts: dict[str, Any], op_name: str) -> Any:
+            tp, tn, fp, fn = (counts[key] for key in ("tp", "tn", "fp", "fn"))
             specificities = math_ops.divide(tn, tn + fp + _KEPSILON)
             index = math_ops.argmin(math_ops.abs(specificities - specificity), 0)
             index = math_ops.cast(index, dtypes.int32)
             return math_ops.divide(tp[index], tp[index] + fn[index] + _KEPSILON, op_name)
 
-        value = compute(values["tp"], values["tn"], values["fp"], values["fn"], "value")
-        update_op = compute(updates["tp"], updates["tn"], updates["fp"], updates["fn"], "update_op")
-        _collect(metrics_collections, value)
-        _collect(updates_collections, update_op)
-        return value, update_op
+        return _metric_pair(compute, values, updates, metrics_collections, updates_collections)
 
 
 def specificity_at_sensitivity(
@@ -71,7 +68,8 @@ def specificity_at_sensitivity(
         cuts = _cuts(num_thresholds, 1.0 - _KEPSILON)  # TF's last cut is below 1 here
         values, updates = _confusion_matrix_at_thresholds(labels, predictions, cuts, weights)
 
-        def compute(tp: Any, tn: Any, fp: Any, fn: Any, op_name: str) -> Any:
+        def compute(counts: dict[str, Any], op_name: str) -> Any:
+            tp, tn, fp, fn = (counts[key] for key in ("tp", "tn", "fp", "fn"))
             sensitivities = math_ops.divide(tp, tp + fn + _KEPSILON)
             # The last threshold among the nearest ones: argmax of the running count of
             # minima finds its first maximum, which is where the last minimum sits.
@@ -81,8 +79,4 @@ def specificity_at_sensitivity(
             index = math_ops.cast(math_ops.argmax(at_min, 0), dtypes.int32)
             return math_ops.divide(tn[index], tn[index] + fp[index] + _KEPSILON, op_name)
 
-        value = compute(values["tp"], values["tn"], values["fp"], values["fn"], "value")
-        update_op = compute(updates["tp"], updates["tn"], updates["fp"], updates["fn"], "update_op")
-        _collect(metrics_collections, value)
-        _collect(updates_collections, update_op)
-        return value, update_op
+        return _metric_pair(compute, values, updates, metrics_collections, updates_collections)
