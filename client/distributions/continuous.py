@@ -62,7 +62,18 @@ class _TwoParameter(Distribution):
         return array_ops.concat([[n], self.batch_shape_tensor()], 0)
 
 
-class Normal(_TwoParameter):
+class _LocScale(_TwoParameter):
+    """A location-scale family (Normal, Laplace): the parameters by those names, the mode
+    at the mean."""
+
+    loc = property(lambda self: self._p)
+    scale = property(lambda self: self._q)
+
+    def _mode(self) -> Any:
+        return self._mean()
+
+
+class Normal(_LocScale):
     def __init__(
         self,
         loc: Any,
@@ -72,9 +83,6 @@ class Normal(_TwoParameter):
         name: str = "Normal",
     ) -> None:
         super().__init__(loc, scale, validate_args, allow_nan_stats, name)
-
-    loc = property(lambda self: self._p)
-    scale = property(lambda self: self._q)
 
     def _sample_n(self, n: Any, seed: Any = None) -> Any:
         sampled = random_ops.random_normal(
@@ -111,9 +119,6 @@ class Normal(_TwoParameter):
 
     def _stddev(self) -> Any:
         return self.scale * array_ops.ones_like(self.loc)
-
-    def _mode(self) -> Any:
-        return self._mean()
 
     def _z(self, x: Any) -> Any:
         with _ops.name_scope("standardize", values=[x]):
@@ -180,7 +185,7 @@ class Uniform(_TwoParameter):
         return self.range() / math.sqrt(12.0)
 
 
-class Laplace(_TwoParameter):
+class Laplace(_LocScale):
     def __init__(
         self,
         loc: Any,
@@ -190,9 +195,6 @@ class Laplace(_TwoParameter):
         name: str = "Laplace",
     ) -> None:
         super().__init__(loc, scale, validate_args, allow_nan_stats, name)
-
-    loc = property(lambda self: self._p)
-    scale = property(lambda self: self._q)
 
     def _sample_n(self, n: Any, seed: Any = None) -> Any:
         np_dtype = self.dtype.as_numpy_dtype
@@ -224,9 +226,6 @@ class Laplace(_TwoParameter):
 
     def _stddev(self) -> Any:
         return math.sqrt(2.0) * self.scale + array_ops.zeros_like(self.loc)
-
-    def _mode(self) -> Any:
-        return self._mean()
 
     def _z(self, x: Any) -> Any:
         return (x - self.loc) / self.scale

@@ -147,6 +147,10 @@ class Layer:
             initializer=self.kernel_initializer,
             regularizer=self.kernel_regularizer,
         )
+        self._add_bias(bias_shape)
+
+    def _add_bias(self, bias_shape: list[int]) -> None:
+        """The "bias" weight, with `use_bias` only."""
         if self.use_bias:
             self.bias = self.add_weight(
                 "bias",

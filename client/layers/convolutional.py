@@ -39,6 +39,14 @@ def _channels_last(data_format: str | None) -> bool:
     )
 
 
+def _deconv_length(n: Any, k: int, s: int, padding: str) -> Any:
+    """tf_keras's deconv_output_length without output padding: of a static size (None
+    stays None) or of a dynamic one (a tensor)."""
+    if n is None:
+        return None
+    return n * s + max(k - s, 0) if padding == "VALID" else n * s
+
+
 class _Conv(Layer):
     rank = 2
 
@@ -93,19 +101,24 @@ class _Conv(Layer):
             self._kernel_shape(self._in_channels(input_shape)), [self.filters]
         )
 
-    def _conv2d(self, x: Any, kernel: Any, strides: tuple, dilations: tuple, name: Any) -> Any:
-        fmt = "NHWC" if self.channels_last else "NCHW"
+    def _nn_args(self, strides: tuple, dilations: tuple) -> tuple[str, list[int], list[int]]:
+        """The data format, strides and dilations as the 2-D nn ops take them."""
         if self.channels_last:
-            s, d = [1, *strides, 1], [1, *dilations, 1]
-        else:
-            s, d = [1, 1, *strides], [1, 1, *dilations]
+            return "NHWC", [1, *strides, 1], [1, *dilations, 1]
+        return "NCHW", [1, 1, *strides], [1, 1, *dilations]
+
+    def _conv2d(self, x: Any, kernel: Any, strides: tuple, dilations: tuple, name: Any) -> Any:
+        fmt, s, d = self._nn_args(strides, dilations)
         return nn_ops.conv2d(x, kernel, s, self.padding, data_format=fmt, dilations=d, name=name)
 
-    def _finish(self, outputs: Any) -> Any:
+    def _biased(self, outputs: Any) -> Any:
         if self.use_bias:
             fmt = "NHWC" if self.channels_last else "NCHW"
             outputs = nn_ops.bias_add(outputs, self.bias, data_format=fmt)
-        return self._activate(outputs)
+        return outputs
+
+    def _finish(self, outputs: Any) -> Any:
+        return self._activate(self._biased(outputs))
 
     def call(self, inputs: Any) -> Any:
         inputs = convert_to_tensor(inputs)
@@ -190,10 +203,7 @@ class Conv2DTranspose(Conv2D):
         w = dims[w_axis] if dims[w_axis] is not None else shape[w_axis]
         (kh, kw), (sh, sw) = self.kernel_size, self.strides
 
-        def out_len(n: Any, k: int, s: int) -> Any:
-            return n * s + max(k - s, 0) if self.padding == "VALID" else n * s
-
-        oh, ow = out_len(h, kh, sh), out_len(w, kw, sw)
+        oh, ow = _deconv_length(h, kh, sh, self.padding), _deconv_length(w, kw, sw, self.padding)
         if self.channels_last:
             out_shape = array_ops.stack([batch, oh, ow, self.filters])
             strides = [1, sh, sw, 1]
@@ -215,17 +225,8 @@ class Conv2DTranspose(Conv2D):
         static = inputs.shape
         if static.ndims == 4:
             dims = static.as_list()
-            sh_, sw_ = (dims[h_axis], dims[w_axis])
-            oh_s = (
-                None
-                if sh_ is None
-                else (sh_ * sh + max(kh - sh, 0) if self.padding == "VALID" else sh_ * sh)
-            )
-            ow_s = (
-                None
-                if sw_ is None
-                else (sw_ * sw + max(kw - sw, 0) if self.padding == "VALID" else sw_ * sw)
-            )
+            oh_s = _deconv_length(dims[h_axis], kh, sh, self.padding)
+            ow_s = _deconv_length(dims[w_axis], kw, sw, self.padding)
             full = (
                 [dims[0], oh_s, ow_s, self.filters]
                 if self.channels_last

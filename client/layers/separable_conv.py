@@ -8,13 +8,13 @@ from __future__ import annotations
 from typing import Any
 
 from client.framework.op_builder import convert_to_tensor
-from client.layers.base import Layer
-from client.layers.convolutional import Conv3D, _channels_last, _padding, _tuple
-from client.ops import array_ops, init_ops, nn_conv_variants, nn_ops
+from client.layers.convolutional import Conv3D, _Conv, _deconv_length
+from client.ops import array_ops, nn_conv_variants
 
 
-class _SeparableConv(Layer):
-    rank = 2
+class _SeparableConv(_Conv):
+    """tf_keras's SeparableConv: a convolution whose kernel is a depthwise one
+    ("depthwise_kernel") then a pointwise one ("pointwise_kernel")."""
 
     def __init__(
         self,
@@ -41,31 +41,31 @@ class _SeparableConv(Layer):
         name: str | None = None,
         **kwargs: Any,
     ) -> None:
-        super().__init__(trainable=trainable, name=name, **kwargs)
-        self.filters = int(filters)
-        self.kernel_size = _tuple(kernel_size, self.rank)
-        self.strides = _tuple(strides, self.rank)
-        self.padding = _padding(padding)
-        self.channels_last = _channels_last(data_format)
-        self.dilation_rate = _tuple(dilation_rate, self.rank)
+        super().__init__(
+            filters,
+            kernel_size,
+            strides,
+            padding,
+            data_format,
+            dilation_rate,
+            activation,
+            use_bias,
+            bias_initializer=bias_initializer,
+            bias_regularizer=bias_regularizer,
+            trainable=trainable,
+            name=name,
+            **kwargs,
+        )
         self.depth_multiplier = int(depth_multiplier)
-        self.activation = activation
-        self.use_bias = use_bias
         self.depthwise_initializer = depthwise_initializer
         self.pointwise_initializer = pointwise_initializer
-        self.bias_initializer = bias_initializer or init_ops.zeros_initializer()
         self.depthwise_regularizer = depthwise_regularizer
         self.pointwise_regularizer = pointwise_regularizer
-        self.bias_regularizer = bias_regularizer
         self.depthwise_kernel: Any = None
         self.pointwise_kernel: Any = None
-        self.bias: Any = None
 
     def build(self, input_shape: Any) -> None:
-        c = input_shape[-1] if self.channels_last else input_shape[1]
-        if c is None:
-            raise ValueError("The channel dimension of the inputs should be defined. Found `None`.")
-        c = int(c)
+        c = self._in_channels(input_shape)
         self.depthwise_kernel = self.add_weight(
             "depthwise_kernel",
             [*self.kernel_size, c, self.depth_multiplier],
@@ -78,23 +78,15 @@ class _SeparableConv(Layer):
             initializer=self.pointwise_initializer,
             regularizer=self.pointwise_regularizer,
         )
-        if self.use_bias:
-            self.bias = self.add_weight(
-                "bias",
-                [self.filters],
-                initializer=self.bias_initializer,
-                regularizer=self.bias_regularizer,
-            )
+        self._add_bias([self.filters])
 
     def _separable(self, x: Any, dk: Any, pk: Any, strides: tuple, rate: tuple) -> Any:
-        fmt = "NHWC" if self.channels_last else "NCHW"
-        s = [1, *strides, 1] if self.channels_last else [1, 1, *strides]
+        """The 2-D separable convolution, then the bias (before any squeeze, as tf_keras)."""
+        fmt, s, _ = self._nn_args(strides, rate)
         out = nn_conv_variants.separable_conv2d(
             x, dk, pk, s, self.padding, rate=list(rate), data_format=fmt
         )
-        if self.use_bias:
-            out = nn_ops.bias_add(out, self.bias, data_format=fmt)
-        return out
+        return self._biased(out)
 
 
 class SeparableConv2D(_SeparableConv):
@@ -108,7 +100,7 @@ class SeparableConv2D(_SeparableConv):
             self.strides,
             self.dilation_rate,
         )
-        return out if self.activation is None else self.activation(out)
+        return self._activate(out)
 
 
 class SeparableConv1D(_SeparableConv):
@@ -123,8 +115,7 @@ class SeparableConv1D(_SeparableConv):
         dk = array_ops.expand_dims(self.depthwise_kernel, 0)
         pk = array_ops.expand_dims(self.pointwise_kernel, 0)
         out = self._separable(x, dk, pk, self.strides * 2, (1, *self.dilation_rate))
-        out = array_ops.squeeze(out, [spatial])
-        return out if self.activation is None else self.activation(out)
+        return self._activate(array_ops.squeeze(out, [spatial]))
 
 
 class Conv3DTranspose(Conv3D):
@@ -141,26 +132,21 @@ class Conv3DTranspose(Conv3D):
         inputs = convert_to_tensor(inputs)
         shape = array_ops.shape(inputs)
         batch, spatial = shape[0], [shape[1], shape[2], shape[3]]
-        valid = self.padding == "VALID"
 
-        def out_len(n: Any, k: int, s: int) -> Any:
-            return n * s + max(k - s, 0) if valid else n * s
+        def out_lengths(sizes: list[Any]) -> list[Any]:
+            return [
+                _deconv_length(n, k, s, self.padding)
+                for n, k, s in zip(sizes, self.kernel_size, self.strides)
+            ]
 
-        lengths = [out_len(n, k, s) for n, k, s in zip(spatial, self.kernel_size, self.strides)]
-        out_shape = array_ops.stack([batch, *lengths, self.filters])
+        out_shape = array_ops.stack([batch, *out_lengths(spatial), self.filters])
         outputs = nn_conv_variants.conv3d_transpose(
             inputs, self.kernel, out_shape, [1, *self.strides, 1], padding=self.padding
         )
         if inputs.shape.ndims:
             dims = inputs.shape.as_list()
-            static = [
-                None if n is None else out_len(n, k, s)
-                for n, k, s in zip(dims[1:4], self.kernel_size, self.strides)
-            ]
-            outputs.set_shape([dims[0], *static, self.filters])
-        if self.use_bias:
-            outputs = nn_ops.bias_add(outputs, self.bias, data_format="NHWC")
-        return self._activate(outputs)
+            outputs.set_shape([dims[0], *out_lengths(dims[1:4]), self.filters])
+        return self._finish(outputs)
 
 
 def _separable_fn(cls: type) -> Any:

@@ -18,7 +18,7 @@ from client.metrics.at_k_labels import (
     maybe_expand_labels,
     num_relevant,
 )
-from client.metrics.metrics_impl import _collect, _unread, metric_variable
+from client.metrics.metrics_impl import _assign_add, _collected, metric_variable
 from client.metrics.ranking import _at_k_name, _weighted
 from client.ops import array_ops, math_ops, nn_impl
 from client.ops.sets_ops import set_intersection, set_size
@@ -87,16 +87,14 @@ def _streaming_average_precision_at_top_k(
                 )
             else:
                 batch_max = math_ops.reduce_sum(weights, name="batch_max")
-            max_update = _unread(max_var, max_var.assign_add(batch_max, read_value=False))
+            max_update = _assign_add(max_var, batch_max)
         with _ops.name_scope(None, "total", [average_precision]) as total_scope:
             total_var = metric_variable([], dtypes.float64, name=total_scope)
             batch_total = math_ops.reduce_sum(average_precision, name="batch_total")
-            total_update = _unread(total_var, total_var.assign_add(batch_total, read_value=False))
+            total_update = _assign_add(total_var, batch_total)
         value = math_ops.div_no_nan(total_var, max_var, name="mean")
         update = math_ops.div_no_nan(total_update, max_update, name=scope)
-        _collect(metrics_collections, value)
-        _collect(updates_collections, update)
-        return value, update
+        return _collected(metrics_collections, updates_collections, value, update)
 
 
 def average_precision_at_k(

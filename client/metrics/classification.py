@@ -5,14 +5,17 @@ scopes, variables and update ops as TF builds them. Graph building only."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from client.framework import dtypes
 from client.framework.op_builder import apply_op, convert_to_tensor
 from client.metrics.metrics_impl import (
     _assign_add,
-    _collect,
+    _collected,
     _confusion_matrix_at_thresholds,
+    _metric_pair,
+    _safe_mean,
     _unread,
     metric_variable,
 )
@@ -71,9 +74,7 @@ def mean_iou(
         value = array_ops.where(
             math_ops.greater(valid, 0), math_ops.reduce_sum(iou, name="mean_iou") / valid, 0
         )
-        _collect(metrics_collections, value)
-        _collect(updates_collections, update_op)
-        return value, update_op
+        return _collected(metrics_collections, updates_collections, value, update_op)
 
 
 def _scatter_add(var: Any, indices: Any, updates: Any) -> Any:
@@ -107,18 +108,19 @@ def mean_per_class_accuracy(
             ones *= weights
         update_total = _scatter_add(total, labels, ones)
         update_count = _scatter_add(count, labels, is_correct)
-        per_class = math_ops.div_no_nan(count, math_ops.maximum(total, 0))
+        per_class = _safe_mean((count, total), None)
         value = math_ops.reduce_mean(per_class, name="mean_accuracy")
-        update_op = math_ops.div_no_nan(
-            update_count, math_ops.maximum(update_total, 0), name="update_op"
-        )
-        _collect(metrics_collections, value)
-        _collect(updates_collections, update_op)
-        return value, update_op
+        update_op = _safe_mean((update_count, update_total), "update_op")
+        return _collected(metrics_collections, updates_collections, value, update_op)
 
 
-def _ratio_at_thresholds(default_name: str, other: str):
-    """precision = tp / (tp + fp + 1e-7), recall = tp / (tp + fn + 1e-7) per threshold."""
+# What a metric at thresholds makes of the counts' variables and updates (dicts by "tp",
+# "fp", ...) with its metrics and updates collections.
+_Finish = Callable[[dict[str, Any], dict[str, Any], Any, Any], tuple[Any, Any]]
+
+
+def _at_thresholds(fn_name: str, scope: str, includes: tuple[str, ...], finish: _Finish):
+    """A metric over the counts `includes` at the given thresholds, under `scope`."""
 
     def fn(
         labels: Any,
@@ -129,23 +131,28 @@ def _ratio_at_thresholds(default_name: str, other: str):
         updates_collections: Any = None,
         name: Any = None,
     ) -> tuple[Any, Any]:
-        prefix = default_name.split("_")[0]
-        with vs.variable_scope(name, default_name, [predictions, labels, weights]):
+        with vs.variable_scope(name, scope, [predictions, labels, weights]):
             values, updates = _confusion_matrix_at_thresholds(
-                labels, predictions, list(thresholds), weights, includes=("tp", other)
+                labels, predictions, list(thresholds), weights, includes=includes
             )
+            return finish(values, updates, metrics_collections, updates_collections)
 
-            def compute(tp: Any, x: Any, suffix: str) -> Any:
-                return math_ops.divide(tp, 1e-7 + tp + x, name=f"{prefix}_{suffix}")
-
-            value = compute(values["tp"], values[other], "value")
-            update_op = compute(updates["tp"], updates[other], "update_op")
-            _collect(metrics_collections, value)
-            _collect(updates_collections, update_op)
-            return value, update_op
-
-    fn.__name__ = default_name
+    fn.__name__ = fn_name
     return fn
+
+
+def _ratio_at_thresholds(default_name: str, other: str):
+    """precision = tp / (tp + fp + 1e-7), recall = tp / (tp + fn + 1e-7) per threshold."""
+    prefix = default_name.split("_")[0]
+
+    def compute(counts: dict[str, Any], suffix: str) -> Any:
+        tp, x = counts["tp"], counts[other]
+        return math_ops.divide(tp, 1e-7 + tp + x, name=f"{prefix}_{suffix}")
+
+    def finish(values: dict, updates: dict, mc: Any, uc: Any) -> tuple[Any, Any]:
+        return _metric_pair(compute, values, updates, mc, uc)
+
+    return _at_thresholds(default_name, default_name, ("tp", other), finish)
 
 
 precision_at_thresholds = _ratio_at_thresholds("precision_at_thresholds", "fp")
@@ -153,26 +160,11 @@ recall_at_thresholds = _ratio_at_thresholds("recall_at_thresholds", "fn")
 
 
 def _count_at_thresholds(key: str, default_name: str):
-    def fn(
-        labels: Any,
-        predictions: Any,
-        thresholds: Any,
-        weights: Any = None,
-        metrics_collections: Any = None,
-        updates_collections: Any = None,
-        name: Any = None,
-    ) -> tuple[Any, Any]:
-        with vs.variable_scope(name, default_name, [predictions, labels, weights]):
-            values, updates = _confusion_matrix_at_thresholds(
-                labels, predictions, list(thresholds), weights, includes=(key,)
-            )
-            value = array_ops.identity(values[key])  # TF's default strategy's read_var
-            _collect(metrics_collections, value)
-            _collect(updates_collections, updates[key])
-            return value, updates[key]
+    def finish(values: dict, updates: dict, mc: Any, uc: Any) -> tuple[Any, Any]:
+        value = array_ops.identity(values[key])  # TF's default strategy's read_var
+        return _collected(mc, uc, value, updates[key])
 
-    fn.__name__ = f"{default_name}_at_thresholds"
-    return fn
+    return _at_thresholds(f"{default_name}_at_thresholds", default_name, (key,), finish)
 
 
 true_positives_at_thresholds = _count_at_thresholds("tp", "true_positives")

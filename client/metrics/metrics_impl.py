@@ -5,6 +5,7 @@ ops accumulate it; (value, update_op) pairs with TF's scopes ("accuracy/total",
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from client.framework import dtypes
@@ -69,6 +70,66 @@ def _collect(collections: Any, value: Any) -> None:
         _ops.add_to_collection(key, value)
 
 
+def _collected(
+    metrics_collections: Any, updates_collections: Any, value: Any, update_op: Any
+) -> tuple[Any, Any]:
+    """TF's tail of every metric: the value and the update op each added to its
+    collections, then returned as the pair."""
+    _collect(metrics_collections, value)
+    _collect(updates_collections, update_op)
+    return value, update_op
+
+
+def _metric_pair(
+    compute: Callable[[Any, str], Any],
+    state: Any,
+    updates: Any,
+    metrics_collections: Any,
+    updates_collections: Any,
+) -> tuple[Any, Any]:
+    """The value, `compute` over the metric's variables, and the update op, the same
+    over their updates (value first: TF builds them in this order), collected."""
+    value = compute(state, "value")
+    update_op = compute(updates, "update_op")
+    return _collected(metrics_collections, updates_collections, value, update_op)
+
+
+def _safe_mean(total_count: tuple[Any, Any], op_name: str | None) -> Any:
+    """total / count, 0 where count is 0 (TF's _safe_div)."""
+    total, count = total_count
+    return math_ops.div_no_nan(total, math_ops.maximum(count, 0), name=op_name)
+
+
+def _weighted_values(values: Any, weights: Any) -> tuple[Any, Any]:
+    """`values` times `weights` broadcast to them (after squeezing), and those weights."""
+    _, values, weights = remove_squeezable_dimensions(None, values, weights)
+    weights = broadcast_weights(math_ops.cast(weights, dtypes.float32), values)
+    return math_ops.multiply(values, weights), weights
+
+
+def _streaming_mean(
+    total: Variable,
+    count: Variable,
+    values: Any,
+    batch_total: Any,
+    num_values: Any,
+    metrics_collections: Any,
+    updates_collections: Any,
+) -> tuple[Any, Any]:
+    """total += batch_total, then (after `values`) count += num_values; the metric is
+    total / count (TF's mean and mean_tensor)."""
+    update_total = _assign_add(total, batch_total)
+    with _ops.control_dependencies([values]):
+        update_count = _assign_add(count, num_values)
+    return _metric_pair(
+        _safe_mean,
+        (total, count),
+        (update_total, update_count),
+        metrics_collections,
+        updates_collections,
+    )
+
+
 def mean(
     values: Any,
     weights: Any = None,
@@ -83,20 +144,17 @@ def mean(
         if weights is None:
             num_values = math_ops.cast(array_ops.size(values), dtypes.float32)
         else:
-            _, values, weights = remove_squeezable_dimensions(None, values, weights)
-            weights = broadcast_weights(math_ops.cast(weights, dtypes.float32), values)
-            values = math_ops.multiply(values, weights)
+            values, weights = _weighted_values(values, weights)
             num_values = math_ops.reduce_sum(weights)
-        update_total = _assign_add(total, math_ops.reduce_sum(values))
-        with _ops.control_dependencies([values]):
-            update_count = _assign_add(count, num_values)
-        value = math_ops.div_no_nan(total, math_ops.maximum(count, 0), name="value")
-        update_op = math_ops.div_no_nan(
-            update_total, math_ops.maximum(update_count, 0), name="update_op"
+        return _streaming_mean(
+            total,
+            count,
+            values,
+            math_ops.reduce_sum(values),
+            num_values,
+            metrics_collections,
+            updates_collections,
         )
-        _collect(metrics_collections, value)
-        _collect(updates_collections, update_op)
-        return value, update_op
 
 
 def accuracy(
@@ -121,9 +179,7 @@ def _count_condition(values: Any, weights: Any, metrics_collections: Any, update
     if weights is not None:
         values = math_ops.multiply(values, math_ops.cast(weights, dtypes.float32))
     update_op = count.assign_add(math_ops.reduce_sum(values))
-    _collect(metrics_collections, count)
-    _collect(updates, update_op)
-    return count, update_op
+    return _collected(metrics_collections, updates, count, update_op)
 
 
 def _bool_inputs(labels: Any, predictions: Any, weights: Any) -> tuple[Any, Any, Any]:
@@ -132,7 +188,13 @@ def _bool_inputs(labels: Any, predictions: Any, weights: Any) -> tuple[Any, Any,
     )
 
 
-def _counter(default_name: str, label_value: bool, prediction_value: bool):
+_BoolBody = Callable[[Any, Any, Any, Any, Any], tuple[Any, Any]]
+
+
+def _bool_metric(default_name: str, body: _BoolBody):
+    """A metric of boolean labels and predictions: `body(labels, predictions, weights,
+    metrics_collections, updates_collections)` under the metric's variable scope."""
+
     def fn(
         labels: Any,
         predictions: Any,
@@ -143,13 +205,20 @@ def _counter(default_name: str, label_value: bool, prediction_value: bool):
     ) -> tuple[Any, Any]:
         with vs.variable_scope(name, default_name, [predictions, labels, weights]):
             labels, predictions, weights = _bool_inputs(labels, predictions, weights)
-            hit = math_ops.logical_and(
-                math_ops.equal(labels, label_value), math_ops.equal(predictions, prediction_value)
-            )
-            return _count_condition(hit, weights, metrics_collections, updates_collections)
+            return body(labels, predictions, weights, metrics_collections, updates_collections)
 
     fn.__name__ = default_name
     return fn
+
+
+def _counter(default_name: str, label_value: bool, prediction_value: bool):
+    def body(labels: Any, predictions: Any, weights: Any, mc: Any, uc: Any) -> tuple[Any, Any]:
+        hit = math_ops.logical_and(
+            math_ops.equal(labels, label_value), math_ops.equal(predictions, prediction_value)
+        )
+        return _count_condition(hit, weights, mc, uc)
+
+    return _bool_metric(default_name, body)
 
 
 true_positives = _counter("true_positives", True, True)
@@ -161,32 +230,16 @@ true_negatives = _counter("true_negatives", False, False)
 def _ratio(default_name: str, other: Any):
     """precision = tp / (tp + fp), recall = tp / (tp + fn); 0 while the denominator is 0."""
 
-    def fn(
-        labels: Any,
-        predictions: Any,
-        weights: Any = None,
-        metrics_collections: Any = None,
-        updates_collections: Any = None,
-        name: Any = None,
-    ) -> tuple[Any, Any]:
-        with vs.variable_scope(name, default_name, [predictions, labels, weights]):
-            labels, predictions, weights = _bool_inputs(labels, predictions, weights)
-            tp, tp_update = true_positives(labels, predictions, weights)
-            x, x_update = other(labels, predictions, weights)
+    def compute(counts: tuple[Any, Any], op_name: str) -> Any:
+        a, b = counts
+        return array_ops.where(math_ops.greater(a + b, 0), math_ops.divide(a, a + b), 0, op_name)
 
-            def compute(a: Any, b: Any, op_name: str) -> Any:
-                return array_ops.where(
-                    math_ops.greater(a + b, 0), math_ops.divide(a, a + b), 0, op_name
-                )
+    def body(labels: Any, predictions: Any, weights: Any, mc: Any, uc: Any) -> tuple[Any, Any]:
+        tp, tp_update = true_positives(labels, predictions, weights)
+        x, x_update = other(labels, predictions, weights)
+        return _metric_pair(compute, (tp, x), (tp_update, x_update), mc, uc)
 
-            value = compute(tp, x, "value")
-            update_op = compute(tp_update, x_update, "update_op")
-            _collect(metrics_collections, value)
-            _collect(updates_collections, update_op)
-            return value, update_op
-
-    fn.__name__ = default_name
-    return fn
+    return _bool_metric(default_name, body)
 
 
 precision = _ratio("precision", false_positives)
@@ -315,7 +368,8 @@ def auc(
         epsilon = 1.0e-6
         k = num_thresholds - 1
 
-        def compute_auc(tp: Any, fn: Any, tn: Any, fp: Any, op_name: str) -> Any:
+        def compute_auc(counts: dict[str, Any], op_name: str) -> Any:
+            tp, fn, tn, fp = (counts[key] for key in _ALL_COUNTS)
             if curve == "PR" and summation_method == "careful_interpolation":
                 return _interpolate_pr_auc(tp, fp, fn, k)
             rec = math_ops.divide(tp + epsilon, tp + fn + epsilon)
@@ -337,10 +391,4 @@ def auc(
                 )
             return math_ops.reduce_sum(math_ops.multiply(width, height), name=op_name)
 
-        value = compute_auc(values["tp"], values["fn"], values["tn"], values["fp"], "value")
-        update_op = compute_auc(
-            updates["tp"], updates["fn"], updates["tn"], updates["fp"], "update_op"
-        )
-        _collect(metrics_collections, value)
-        _collect(updates_collections, update_op)
-        return value, update_op
+        return _metric_pair(compute_auc, values, updates, metrics_collections, updates_collections)

@@ -15,7 +15,7 @@ from client.framework import ops as _ops
 from client.framework.op_builder import convert_to_tensor
 from client.losses import assert_broadcastable
 from client.metrics.at_k_labels import maybe_expand_labels, maybe_select_class_id
-from client.metrics.metrics_impl import _collect, _unread, metric_variable
+from client.metrics.metrics_impl import _assign_add, _collected, metric_variable
 from client.ops import math_ops, nn_impl
 from client.ops.sets_ops import set_difference, set_intersection, set_size
 
@@ -53,7 +53,7 @@ def _streaming_count_at_k(
             count = _weighted(set_size(ids(p, y)), weights)
         batch_total = math_ops.cast(math_ops.reduce_sum(count), dtypes.float64)
         var = metric_variable([], dtypes.float64, name=scope)
-        return var, _unread(var, var.assign_add(batch_total, read_value=False))
+        return var, _assign_add(var, batch_total)
 
 
 def _ratio_at_top_k(
@@ -79,9 +79,7 @@ def _ratio_at_top_k(
         x, x_update = _streaming_count_at_k(other, labels, top_k_idx, k, class_id, weights)
         metric = math_ops.divide(tp, math_ops.add(tp, x), name=scope)
         update = math_ops.divide(tp_update, math_ops.add(tp_update, x_update), name="update")
-        _collect(metrics_collections, metric)
-        _collect(updates_collections, update)
-        return metric, update
+        return _collected(metrics_collections, updates_collections, metric, update)
 
 
 def precision_at_top_k(

@@ -5,12 +5,18 @@ mean_relative_error, mean_cosine_distance, percentage_below) and mean_tensor. Ea
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from client.framework import dtypes
-from client.framework import ops as _ops
-from client.losses import broadcast_weights, remove_squeezable_dimensions
-from client.metrics.metrics_impl import _assign_add, _collect, mean, metric_variable
+from client.losses import remove_squeezable_dimensions
+from client.metrics.metrics_impl import (
+    _collected,
+    _streaming_mean,
+    _weighted_values,
+    mean,
+    metric_variable,
+)
 from client.ops import array_ops, math_ops
 from client.ops import variable_scope as vs
 
@@ -19,34 +25,27 @@ def _squeezed(labels: Any, predictions: Any, weights: Any) -> tuple[Any, Any, An
     return remove_squeezable_dimensions(labels, predictions, weights)
 
 
-def mean_absolute_error(
-    labels: Any,
-    predictions: Any,
-    weights: Any = None,
-    metrics_collections: Any = None,
-    updates_collections: Any = None,
-    name: Any = None,
-) -> tuple[Any, Any]:
-    labels, predictions, weights = _squeezed(labels, predictions, weights)
-    errors = math_ops.abs(predictions - labels)
-    return mean(
-        errors, weights, metrics_collections, updates_collections, name or "mean_absolute_error"
-    )
+def _mean_error(default_name: str, error: Callable[[Any, Any], Any]):
+    """The streaming mean of `error(labels, predictions)`."""
+
+    def fn(
+        labels: Any,
+        predictions: Any,
+        weights: Any = None,
+        metrics_collections: Any = None,
+        updates_collections: Any = None,
+        name: Any = None,
+    ) -> tuple[Any, Any]:
+        labels, predictions, weights = _squeezed(labels, predictions, weights)
+        errors = error(labels, predictions)
+        return mean(errors, weights, metrics_collections, updates_collections, name or default_name)
+
+    fn.__name__ = default_name
+    return fn
 
 
-def mean_squared_error(
-    labels: Any,
-    predictions: Any,
-    weights: Any = None,
-    metrics_collections: Any = None,
-    updates_collections: Any = None,
-    name: Any = None,
-) -> tuple[Any, Any]:
-    labels, predictions, weights = _squeezed(labels, predictions, weights)
-    errors = math_ops.squared_difference(labels, predictions)
-    return mean(
-        errors, weights, metrics_collections, updates_collections, name or "mean_squared_error"
-    )
+mean_absolute_error = _mean_error("mean_absolute_error", lambda y, p: math_ops.abs(p - y))
+mean_squared_error = _mean_error("mean_squared_error", math_ops.squared_difference)
 
 
 def root_mean_squared_error(
@@ -62,10 +61,7 @@ def root_mean_squared_error(
         labels, predictions, weights, None, None, name or "root_mean_squared_error"
     )
     rmse = math_ops.sqrt(mse)
-    update_op = math_ops.sqrt(update_mse)
-    _collect(metrics_collections, rmse)
-    _collect(updates_collections, update_op)
-    return rmse, update_op
+    return _collected(metrics_collections, updates_collections, rmse, math_ops.sqrt(update_mse))
 
 
 def mean_relative_error(
@@ -104,9 +100,7 @@ def mean_cosine_distance(
     distance, update_op = mean(radial, weights, None, None, name or "mean_cosine_distance")
     distance = math_ops.subtract(1.0, distance)
     update_op = math_ops.subtract(1.0, update_op)
-    _collect(metrics_collections, distance)
-    _collect(updates_collections, update_op)
-    return distance, update_op
+    return _collected(metrics_collections, updates_collections, distance, update_op)
 
 
 def percentage_below(
@@ -141,17 +135,8 @@ def mean_tensor(
         count = metric_variable(values.shape, dtypes.float32, name="count_tensor")
         num_values = array_ops.ones_like(values)
         if weights is not None:
-            _, values, weights = remove_squeezable_dimensions(None, values, weights)
-            weights = broadcast_weights(math_ops.cast(weights, dtypes.float32), values)
-            values = math_ops.multiply(values, weights)
+            values, weights = _weighted_values(values, weights)
             num_values = math_ops.multiply(num_values, weights)
-        update_total = _assign_add(total, values)
-        with _ops.control_dependencies([values]):
-            update_count = _assign_add(count, num_values)
-        value = math_ops.div_no_nan(total, math_ops.maximum(count, 0), name="value")
-        update_op = math_ops.div_no_nan(
-            update_total, math_ops.maximum(update_count, 0), name="update_op"
+        return _streaming_mean(
+            total, count, values, values, num_values, metrics_collections, updates_collections
         )
-        _collect(metrics_collections, value)
-        _collect(updates_collections, update_op)
-        return value, update_op

@@ -54,22 +54,7 @@ class Barrier:
 
     def verify(self, found: Barrier, name: str) -> None:
         """TF's BarrierOp::VerifyResource: `found` must have this barrier's attrs."""
-        if found.component_types != self.component_types:
-            have, want = (
-                ", ".join(dtypes.tf_name(t) for t in b.component_types) for b in (found, self)
-            )
-            raise InvalidArgumentError(
-                f"Shared barrier '{name}' has component types {have} but requested "
-                f"component types were {want}"
-            )
-        if found.shapes != self.shapes:
-            have, want = (
-                "[" + ", ".join(shape_string(s) for s in b.shapes) + "]" for b in (found, self)
-            )
-            raise InvalidArgumentError(
-                f"Shared barrier '{name}' has component shapes {have} but requested "
-                f"component shapes were {want}"
-            )
+        queue_ops.check_shared_components("barrier", name, found, self)
 
     # -- insert ---------------------------------------------------------------------------
     def insert_many(self, keys: np.ndarray, index: int, values: np.ndarray) -> None:

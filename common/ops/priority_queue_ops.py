@@ -15,7 +15,7 @@ from typing import Any
 
 from common import dtypes
 from common.dtypes import DataType
-from common.errors import InvalidArgumentError, OpError, OutOfRangeError
+from common.errors import InvalidArgumentError, OutOfRangeError
 from common.ops.queue_ops import QUEUE_TYPE_NAME, Element, Queue, _Attempt
 from common.ops.registry import KernelConstruction, register_kernel, register_op
 from common.ops.resource_op_kernel import resource_op_kernel
@@ -76,10 +76,7 @@ class PriorityQueue(Queue):
         if len(a.items) < n:
             return None
         items, a.items = a.items, []
-        try:
-            return (list(items[0]) if a.count < 0 else self.batch(items)), None
-        except OpError as e:
-            return None, e
+        return self._output(a, items)
 
 
 def _check_attrs(k: KernelConstruction) -> None:

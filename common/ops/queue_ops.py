@@ -116,22 +116,7 @@ class Queue:
                 f"Shared queue '{self.name}' has capacity {self.capacity} but requested "
                 f"capacity was {requested.capacity}"
             )
-        if requested.component_types != self.component_types:
-            have, want = (
-                ", ".join(dtypes.tf_name(t) for t in q.component_types) for q in (self, requested)
-            )
-            raise InvalidArgumentError(
-                f"Shared queue '{self.name}' has component types {have} but requested "
-                f"component types were {want}"
-            )
-        if requested.shapes != self.shapes:
-            have, want = (
-                "[" + ", ".join(shape_string(s) for s in q.shapes) + "]" for q in (self, requested)
-            )
-            raise InvalidArgumentError(
-                f"Shared queue '{self.name}' has component shapes {have} but requested "
-                f"component shapes were {want}"
-            )
+        check_shared_components("queue", self.name, self, requested)
 
     def split_batch(self, components: list[np.ndarray]) -> list[Element]:
         """The elements of an enqueue_many batch (dimension 0 of every component)."""
@@ -261,6 +246,11 @@ class Queue:
             items = self.take(len(self.elements))
         else:
             return None, self.closed_error(n)
+        return self._output(a, items)
+
+    def _output(self, a: _Attempt, items: list[Element]) -> tuple[Any, Any]:
+        """A finished dequeue's outputs: the one element (count -1) or the batch of
+        `items`, else the error batching them raised."""
         try:
             return (list(items[0]) if a.count < 0 else self.batch(items)), None
         except OpError as e:
@@ -358,10 +348,28 @@ class RandomShuffleQueue(Queue):
         if len(a.items) < target:
             return None
         items, a.items = a.items, []
-        try:
-            return (list(items[0]) if a.count < 0 else self.batch(items)), None
-        except OpError as e:
-            return None, e
+        return self._output(a, items)
+
+
+def check_shared_components(what: str, name: str, found: Any, requested: Any) -> None:
+    """A shared queue or barrier found under `name` must have the requested component
+    types and shapes (TF's words; `what` is "queue" or "barrier")."""
+    if found.component_types != requested.component_types:
+        have, want = (
+            ", ".join(dtypes.tf_name(t) for t in q.component_types) for q in (found, requested)
+        )
+        raise InvalidArgumentError(
+            f"Shared {what} '{name}' has component types {have} but requested "
+            f"component types were {want}"
+        )
+    if found.shapes != requested.shapes:
+        have, want = (
+            "[" + ", ".join(shape_string(s) for s in q.shapes) + "]" for q in (found, requested)
+        )
+        raise InvalidArgumentError(
+            f"Shared {what} '{name}' has component shapes {have} but requested "
+            f"component shapes were {want}"
+        )
 
 
 def _row(component: np.ndarray, k: int) -> Any:

@@ -14,7 +14,11 @@ from common.errors import InvalidArgumentError
 from common.ops.math_util import shape_str
 from common.ops.registry import KernelConstruction, register_kernel, register_op
 from common.ops.sparse_ops import reorder
-from common.ops.sparse_tensor_util import create_checks, validate_sparse_tensor
+from common.ops.sparse_tensor_util import (
+    check_input_ranks,
+    create_checks,
+    validate_sparse_tensor,
+)
 
 register_op(
     "SparseConcat",
@@ -108,15 +112,7 @@ def sparse_split(
     shape: np.ndarray,
     num_split: int,
 ) -> list[np.ndarray]:
-    for what, arr, kind in (
-        ("indices", indices, "a matrix"),
-        ("values", values, "a vector"),
-        ("shape", shape, "a vector"),
-    ):
-        if arr.ndim != (2 if what == "indices" else 1):
-            raise InvalidArgumentError(
-                f"Input {what} should be {kind} but received shape {shape_str(arr.shape)}"
-            )
+    check_input_ranks(indices, values, shape)
     rank = shape.size
     axis = int(split_dim)
     if not -rank <= axis < rank:

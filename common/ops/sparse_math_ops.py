@@ -18,7 +18,12 @@ from common.errors import InvalidArgumentError
 from common.ops import math_util as mu
 from common.ops.registry import KernelConstruction, register_kernel, register_op
 from common.ops.sparse_ops import ALL_NUMBERS, reorder
-from common.ops.sparse_tensor_util import create_checks, groups, validate_sparse_tensor
+from common.ops.sparse_tensor_util import (
+    compare_rows,
+    create_checks,
+    groups,
+    validate_sparse_tensor,
+)
 
 register_op(
     "SparseSoftmax",
@@ -95,14 +100,6 @@ def _sparse_softmax(k: KernelConstruction) -> Callable:
     return compute
 
 
-def _cmp(a: np.ndarray, b: np.ndarray) -> int:
-    """DimComparator::cmp: -1, 0 or 1 as index row `a` sorts before, with, after `b`."""
-    diff = np.nonzero(a != b)[0]
-    if diff.size == 0:
-        return 0
-    return -1 if a[diff[0]] < b[diff[0]] else 1
-
-
 def union_with_zeros(
     ai: np.ndarray, av: np.ndarray, bi: np.ndarray, bv: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -114,7 +111,7 @@ def union_with_zeros(
     zero = av.dtype.type(0)
     i = j = 0
     while i < ai.shape[0] and j < bi.shape[0]:
-        c = _cmp(ai[i], bi[j])
+        c = compare_rows(ai[i], bi[j])
         if c <= 0:
             rows.append(ai[i])
             a_vals.append(av[i])
@@ -207,7 +204,7 @@ def sparse_add_grad(
         """One comparison of operand `name`'s next entry with sum entry k; False when the
         operand's entry sorts before it (it was cancelled out of the sum)."""
         idx, out = operands[name]
-        c = _cmp(idx[pos[name]], sum_idx[k])
+        c = compare_rows(idx[pos[name]], sum_idx[k])
         if c == 0:
             out[pos[name]] = grad[k]
         if c <= 0:

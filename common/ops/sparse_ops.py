@@ -18,6 +18,7 @@ import numpy as np
 from common.errors import InvalidArgumentError
 from common.ops import math_util as mu
 from common.ops.registry import KernelConstruction, register_kernel, register_op
+from common.ops.sparse_tensor_util import compare_rows
 
 # TensorFlow's numbertype, in its OpDef order.
 ALL_NUMBERS = (
@@ -237,13 +238,6 @@ def _sparse_reorder(k: KernelConstruction) -> Callable:
     return compute
 
 
-def _cmp(a: np.ndarray, b: np.ndarray) -> int:
-    diff = np.nonzero(a != b)[0]
-    if diff.size == 0:
-        return 0
-    return -1 if a[diff[0]] < b[diff[0]] else 1
-
-
 def sparse_add(
     a: tuple[np.ndarray, np.ndarray, np.ndarray],
     b: tuple[np.ndarray, np.ndarray, np.ndarray],
@@ -281,7 +275,7 @@ def sparse_add(
     out_val: list = []
     i = j = 0
     while i < ai.shape[0] and j < bi.shape[0]:
-        c = _cmp(ai[i], bi[j])
+        c = compare_rows(ai[i], bi[j])
         if c < 0:
             out_idx.append(ai[i])
             out_val.append(av[i])

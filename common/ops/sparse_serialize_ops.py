@@ -25,7 +25,7 @@ from common.errors import InvalidArgumentError
 from common.ops.math_util import shape_str
 from common.ops.registry import KernelConstruction, register_kernel, register_op
 from common.ops.sparse_reshape_ops import sparse_reshape
-from common.ops.sparse_tensor_util import create_checks, indices_valid
+from common.ops.sparse_tensor_util import check_input_ranks, create_checks, indices_valid
 from protos.tensor_pb2 import TensorProto, VariantTensorDataProto
 
 for _op in ("SerializeSparse", "SerializeManySparse"):
@@ -98,22 +98,10 @@ def _output(items: list, shape: tuple[int, ...]) -> np.ndarray:
     return out.reshape(shape)
 
 
-def _check_inputs(indices: np.ndarray, values: np.ndarray, shape: np.ndarray) -> None:
-    for what, arr, kind in (
-        ("indices", indices, "a matrix"),
-        ("values", values, "a vector"),
-        ("shape", shape, "a vector"),
-    ):
-        if arr.ndim != (2 if what == "indices" else 1):
-            raise InvalidArgumentError(
-                f"Input {what} should be {kind} but received shape {shape_str(arr.shape)}"
-            )
-
-
 def serialize_sparse(
     indices: np.ndarray, values: np.ndarray, shape: np.ndarray, t: DataType, enc: Encoder
 ) -> np.ndarray:
-    _check_inputs(indices, values, shape)
+    check_input_ranks(indices, values, shape)
     parts = [enc(indices, DataType.DT_INT64), enc(values, t), enc(shape, DataType.DT_INT64)]
     return _output(parts, (3,))
 
@@ -121,7 +109,7 @@ def serialize_sparse(
 def serialize_many_sparse(
     indices: np.ndarray, values: np.ndarray, shape: np.ndarray, t: DataType, enc: Encoder
 ) -> np.ndarray:
-    _check_inputs(indices, values, shape)
+    check_input_ranks(indices, values, shape)
     rank = shape.size
     create_checks(indices, values, rank)
     if rank <= 1:

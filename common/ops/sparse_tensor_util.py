@@ -1,6 +1,7 @@
 """Ops (executor stage): what TensorFlow's sparse::SparseTensor class gives its kernels —
 the checks of SparseTensor::Create, IndicesValid, and group(): the runs of consecutive
-entries sharing their leading index columns. Pure functions, safe from any thread."""
+entries sharing their leading index columns; the input-rank checks the kernels share and
+the index-row order (DimComparator). Pure functions, safe from any thread."""
 
 from __future__ import annotations
 
@@ -79,3 +80,24 @@ def validate_sparse_tensor(
             raise InvalidArgumentError(
                 f"Sparse index tuple {_tuple_str(indices[i], i)} is out of bounds"
             )
+
+
+def check_input_ranks(indices: np.ndarray, values: np.ndarray, shape: np.ndarray) -> None:
+    """A SparseTensor's three inputs must be a matrix and two vectors (TF's words)."""
+    for what, arr, kind in (
+        ("indices", indices, "a matrix"),
+        ("values", values, "a vector"),
+        ("shape", shape, "a vector"),
+    ):
+        if arr.ndim != (2 if what == "indices" else 1):
+            raise InvalidArgumentError(
+                f"Input {what} should be {kind} but received shape {shape_str(arr.shape)}"
+            )
+
+
+def compare_rows(a: np.ndarray, b: np.ndarray) -> int:
+    """DimComparator::cmp: -1, 0 or 1 as index row `a` sorts before, with, after `b`."""
+    diff = np.nonzero(a != b)[0]
+    if diff.size == 0:
+        return 0
+    return -1 if a[diff[0]] < b[diff[0]] else 1

@@ -81,33 +81,46 @@ def _tensor_dataset(k: KernelConstruction) -> DatasetFn:
 
 
 # -- TensorSliceDataset -------------------------------------------------------------------
-class TensorSliceDataset(Dataset):
-    """One element per index of dimension 0 of every component."""
+class IndexedDataset(Dataset):
+    """A dataset of `num_elements` elements, each made on its own from its index: the
+    slices of tensors along dimension 0 (dense or sparse)."""
 
-    def __init__(self, components: list[np.ndarray], types: list, shapes: list) -> None:
-        super().__init__(types, shapes)
-        self.components = components
-        self.num_slices = int(components[0].shape[0])
+    num_elements: int
+
+    def element(self, i: int) -> Element:
+        raise NotImplementedError
 
     def make_iterator(self) -> DatasetIterator:
-        return _SliceIterator(self)
+        return _IndexIterator(self)
 
     def cardinality(self) -> int:
-        return self.num_slices
+        return self.num_elements
 
 
-class _SliceIterator(DatasetIterator):
-    def __init__(self, ds: TensorSliceDataset) -> None:
+class _IndexIterator(DatasetIterator):
+    def __init__(self, ds: IndexedDataset) -> None:
         super().__init__()
         self.ds = ds
         self.index = 0
 
     def _next(self, ctx: IteratorContext) -> Element | None:
         i = self.index
-        if i >= self.ds.num_slices:
+        if i >= self.ds.num_elements:
             return None
         self.index = i + 1
-        return [c[i, ...] for c in self.ds.components]
+        return self.ds.element(i)
+
+
+class TensorSliceDataset(IndexedDataset):
+    """One element per index of dimension 0 of every component."""
+
+    def __init__(self, components: list[np.ndarray], types: list, shapes: list) -> None:
+        super().__init__(types, shapes)
+        self.components = components
+        self.num_elements = int(components[0].shape[0])
+
+    def element(self, i: int) -> Element:
+        return [c[i, ...] for c in self.components]
 
 
 def _check_slices(components: list[np.ndarray], node: str) -> None:

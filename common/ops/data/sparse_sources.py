@@ -10,14 +10,8 @@ import numpy as np
 
 from common.dtypes import DataType
 from common.errors import InvalidArgumentError, UnimplementedError
-from common.ops.data.base import (
-    Dataset,
-    DatasetFn,
-    DatasetIterator,
-    Element,
-    IteratorContext,
-    dataset_kernel,
-)
+from common.ops.data.base import Dataset, DatasetFn, Element, dataset_kernel
+from common.ops.data.sources import IndexedDataset
 from common.ops.math_util import shape_str
 from common.ops.registry import KernelConstruction, OpKernelContext, register_op
 
@@ -30,7 +24,7 @@ register_op(
 )
 
 
-class SparseTensorSliceDataset(Dataset):
+class SparseTensorSliceDataset(IndexedDataset):
     """The rows of dimension 0 of a SparseTensor whose indices are ordered in that
     dimension."""
 
@@ -43,31 +37,14 @@ class SparseTensorSliceDataset(Dataset):
             [(None, rank - 1), (None,), (rank - 1,)],
         )
         self.indices, self.values, self.shape = indices, values, shape
-        self.num_rows = int(shape[0]) if rank else 0
+        self.num_elements = int(shape[0]) if rank else 0
         # Entries [starts[b], starts[b + 1]) are row b's (the rows are ordered).
         rows = indices[:, 0] if indices.shape[0] else np.zeros(0, np.int64)
-        self.starts = np.searchsorted(rows, np.arange(self.num_rows + 1), side="left")
+        self.starts = np.searchsorted(rows, np.arange(self.num_elements + 1), side="left")
 
-    def make_iterator(self) -> DatasetIterator:
-        return _RowIterator(self)
-
-    def cardinality(self) -> int:
-        return self.num_rows
-
-
-class _RowIterator(DatasetIterator):
-    def __init__(self, ds: SparseTensorSliceDataset) -> None:
-        super().__init__()
-        self.ds = ds
-        self.row = 0
-
-    def _next(self, ctx: IteratorContext) -> Element | None:
-        ds, b = self.ds, self.row
-        if b >= ds.num_rows:
-            return None
-        self.row = b + 1
-        lo, hi = int(ds.starts[b]), int(ds.starts[b + 1])
-        return [ds.indices[lo:hi, 1:].copy(), ds.values[lo:hi].copy(), ds.shape[1:].copy()]
+    def element(self, b: int) -> Element:
+        lo, hi = int(self.starts[b]), int(self.starts[b + 1])
+        return [self.indices[lo:hi, 1:].copy(), self.values[lo:hi].copy(), self.shape[1:].copy()]
 
 
 def _check(indices: np.ndarray, values: np.ndarray, shape: np.ndarray, node: str) -> None:
