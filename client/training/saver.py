@@ -11,7 +11,7 @@ Identity and an AssignVariableOp on each variable's device, grouped per device i
 lookup table's export as `<name>-keys` / `<name>-values`, restored by LookupTableImportV2
 (client/training/saveable_object.py). Node names, devices and constants match TensorFlow's,
 so the same script run with TensorFlow or with this client reads and writes the same
-checkpoints (but for a DenseHashTable: ours saves its entries, TensorFlow its buckets).
+checkpoints.
 
 The kernels touch the filesystem of the task running them; the state file and deletion of
 old checkpoints happen in the client's process, so a cluster saving outside the client's

@@ -129,13 +129,12 @@ def _expected(dense=True):
 
 @pytest.mark.parametrize("sharded", [False, True])
 def test_checkpoints_go_both_ways(tmp_path, sharded):
-    """Both ways for the hash tables; TensorFlow's DenseHashTable checkpoint (every bucket)
-    restores in ours, ours (its entries only) does not restore in TensorFlow's."""
     ours_prefix, ours_before = _save(client, str(tmp_path / "ours" / "m"), sharded=sharded)
     tf_prefix, tf_before = _save(tf1, str(tmp_path / "tf" / "m"), sharded=sharded)
     _assert_same(ours_before, _expected())
     _assert_same(tf_before, _expected())
     _assert_same(_restore(client, tf_prefix, sharded=sharded), _expected())
+    _assert_same(_restore(tf1, ours_prefix, sharded=sharded), _expected())
     hash_prefix, _ = _save(client, str(tmp_path / "ours2" / "m"), sharded=sharded, dense=False)
     restored = _restore(tf1, hash_prefix, sharded=sharded, dense=False)
     _assert_same(restored, _expected(dense=False))
@@ -146,6 +145,9 @@ def test_checkpoints_go_both_ways(tmp_path, sharded):
     keys, values = reader.get_tensor("vecs-keys"), reader.get_tensor("vecs-values")
     got = {int(k): v.tolist() for k, v in zip(keys, values)}
     assert got == {int(k): v.tolist() for k, v in zip(IDS, VECS)}
+    theirs = tf_real.train.load_checkpoint(tf_prefix)
+    for name in ("dense-keys", "dense-values"):  # every bucket, where TensorFlow has it
+        np.testing.assert_array_equal(reader.get_tensor(name), theirs.get_tensor(name))
 
 
 def test_cluster_tables_on_ps_restore_tensorflows_and_tensorflow_restores_ours(tmp_path):
@@ -163,5 +165,5 @@ def test_cluster_tables_on_ps_restore_tensorflows_and_tensorflow_restores_ours(t
             tf1, str(tmp_path / "tf_cluster" / "m"), master.target, devices, sharded=True
         )
     _assert_same(got, _expected())
-    _assert_same(_restore(client, ours_prefix), _expected())
+    _assert_same(_restore(tf1, ours_prefix), _expected())
     _assert_same(_restore(client, via_tf_prefix), _expected())
