@@ -47,11 +47,12 @@ class TableSaveable(SaveableObject):
     """A mutable lookup table: its keys and values as `<name>-keys` and `<name>-values`
     (the table's export, built once with the table), restored by importing both."""
 
-    def __init__(self, table: Any, name: str) -> None:
+    def __init__(self, table: Any, name: str, table_name: str | None = None) -> None:
         keys, values = table.export()
         specs = [SaveSpec(keys, "", name + "-keys"), SaveSpec(values, "", name + "-values")]
-        # TF names the restore scope after the name given to the table, as the keys are.
-        self.table_name = name
+        # The restore scope is named after the table (the name it was given), the keys
+        # after the saveable (the same, unless a Saver's var_list names it).
+        self.table_name = table_name or name
         super().__init__(table, specs, name)
 
     def restore(self, restored_tensors: list[Any], reshape: bool) -> Any:

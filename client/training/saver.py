@@ -39,10 +39,11 @@ from client.framework import dtypes
 from client.framework import ops as _ops
 from client.framework.op_builder import apply_op, convert_to_tensor
 from client.ops import array_ops
+from client.ops.lookup_ops import MutableHashTable
 from client.ops.partitioned_variables import PartitionedVariable
 from client.ops.variables import Variable, global_variables, prepend_name_scope, strip_name_scope
 from client.training import checkpoint_management, meta_graph
-from client.training.saveable_object import SaveableObject, SaveSpec
+from client.training.saveable_object import SaveableObject, SaveSpec, TableSaveable
 from common import device_name as _device_name
 from common.errors import (
     FailedPreconditionError,
@@ -112,10 +113,13 @@ def _specs(var_list: Any) -> list[_Saveable]:
     whole variable's name (one spec per shard, with its slice), a SaveableObject by its
     name; a dict keys by its keys (a SaveableObject in it keeps its own names)."""
     if isinstance(var_list, dict):
-        named = {name: _shards_or_variable(var) for name, var in var_list.items()}
+        named = {name: _shards_or_variable(var, name) for name, var in var_list.items()}
     elif isinstance(var_list, (list, tuple, set)):
         named = {}
         for var in sorted(_flatten(var_list), key=lambda v: v.name):
+            if isinstance(var, MutableHashTable):
+                # TF 2.21 names a table given in a list "" (its keys "-keys").
+                var = TableSaveable(var, "", var._name)
             info = (
                 None if isinstance(var, SaveableObject) else _variable(var)._get_save_slice_info()
             )
@@ -155,7 +159,9 @@ def _specs(var_list: Any) -> list[_Saveable]:
     return specs
 
 
-def _shards_or_variable(var: Any) -> Any:
+def _shards_or_variable(var: Any, name: str) -> Any:
+    if isinstance(var, MutableHashTable):
+        return TableSaveable(var, name, var._name)
     return list(var) if isinstance(var, PartitionedVariable) else var
 
 

@@ -167,3 +167,46 @@ def test_cluster_tables_on_ps_restore_tensorflows_and_tensorflow_restores_ours(t
     _assert_same(got, _expected())
     _assert_same(_restore(tf1, ours_prefix), _expected())
     _assert_same(_restore(client, via_tf_prefix), _expected())
+
+
+def _var_list_graph(tf, as_dict):
+    g = tf.Graph()
+    with g.as_default():
+        t = tf.lookup.experimental.MutableHashTable(tf.string, tf.int64, -1, name="tab")
+        tf.train.Saver({"renamed": t} if as_dict else [t])
+        gd = g.as_graph_def()
+    names = [n for n in gd.node if n.name == "save/SaveV2/tensor_names"][0]
+    nodes = [(n.name, n.op, list(n.input)) for n in gd.node]
+    return nodes, list(names.attr["value"].tensor.string_val)
+
+
+@pytest.mark.parametrize("as_dict", [False, True])
+def test_table_in_var_list_is_saved_as_tensorflow_names_it(as_dict):
+    """A table in a list is saved as "-keys"/"-values" (TensorFlow 2.21's empty name); in
+    a dict under its key; either way through a second export and `<table>_table_restore`."""
+    ours, theirs = _var_list_graph(client, as_dict), _var_list_graph(tf1, as_dict)
+    assert ours == theirs
+    assert ours[1] == ([b"renamed-keys", b"renamed-values"] if as_dict else [b"-keys", b"-values"])
+
+
+def test_renamed_table_round_trips_with_tensorflow(tmp_path):
+    def run(tf, prefix, save):
+        g = tf.Graph()
+        with g.as_default():
+            t = tf.lookup.experimental.MutableHashTable(tf.string, tf.int64, -1, name="tab")
+            insert = t.insert(tf.constant(WORDS), tf.constant(IDS))
+            saver = tf.train.Saver({"renamed": t})
+            found = t.lookup(tf.constant(QUERY_WORDS))
+            with tf.Session(graph=g) as sess:
+                if save:
+                    sess.run(insert)
+                    saver.save(sess, prefix, write_meta_graph=False)
+                else:
+                    saver.restore(sess, prefix)
+                return sess.run(found)
+
+    want = np.array([-7, -1, 3, 11], np.int64)
+    np.testing.assert_array_equal(run(client, str(tmp_path / "a"), True), want)
+    np.testing.assert_array_equal(run(tf1, str(tmp_path / "a"), False), want)
+    np.testing.assert_array_equal(run(tf1, str(tmp_path / "b"), True), want)
+    np.testing.assert_array_equal(run(client, str(tmp_path / "b"), False), want)
