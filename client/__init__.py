@@ -8,7 +8,7 @@ import builtins as _builtins
 from types import SimpleNamespace as _NS
 
 from client import data, errors, layers, nn, summary, train  # noqa: F401
-from client.data.structure import TensorSpec  # noqa: F401
+from client.data.structure import SparseTensorSpec, TensorSpec  # noqa: F401
 from client.framework.dtypes import (  # noqa: F401
     DType,
     as_dtype,

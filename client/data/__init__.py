@@ -15,7 +15,7 @@ from client.data.readers import (  # noqa: F401
     TextLineDataset,
     TFRecordDataset,
 )
-from client.data.structure import TensorSpec  # noqa: F401
+from client.data.structure import SparseTensorSpec, TensorSpec  # noqa: F401
 
 experimental = type(
     "experimental",

@@ -15,17 +15,18 @@ A Dataset is an immutable value over one graph; building is not thread-safe (as 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
-from client.data import iterator_ops, structure
-from client.data.structure import TensorSpec
+from client.data import iterator_ops, structure, tensor_list
+from client.data.structure import SparseTensorSpec, TensorSpec
 from client.framework import dtypes as _dtypes
 from client.framework import function as _function
 from client.framework import ops as _ops
 from client.framework.op_builder import apply_op, convert_to_tensor
+from client.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from client.framework.tensor_shape import TensorShape
 
 AUTOTUNE = -1
@@ -100,12 +101,12 @@ class StructuredFunction:
     ) -> None:
         self.output_spec: Any = None
         self.output_dataset: Dataset | None = None
-        specs = structure.flatten(input_spec)
+        specs = [structure.component_spec(s) for s in structure.flatten(input_spec)]
 
         def body(args: list[_ops.Tensor]) -> list[Any]:
             for a, s in zip(args, specs):
                 a.set_shape(s.shape)
-            nested = structure.pack_sequence_as(input_spec, args)
+            nested = tensor_list.from_compatible_tensor_list(input_spec, args)
             ret = fn(*nested) if type(nested) is tuple else fn(nested)
             if want_dataset:
                 if not isinstance(ret, Dataset):
@@ -118,9 +119,12 @@ class StructuredFunction:
                 return [ret._variant_tensor]
             if isinstance(ret, list):
                 ret = tuple(ret)
-            flat = [convert_to_tensor(r) for r in structure.flatten(ret)]
+            flat = [
+                r if isinstance(r, SparseTensor) else convert_to_tensor(r)
+                for r in structure.flatten(ret)
+            ]
             self.output_spec = structure.pack_sequence_as(ret, [structure.spec_of(t) for t in flat])
-            return flat
+            return tensor_list.to_tensor_list(self.output_spec, flat)
 
         self.traced = _function.trace_function(
             _func_name(transformation, fn),
@@ -130,9 +134,18 @@ class StructuredFunction:
         )
         if not want_dataset:
             shapes = iter(self.traced.output_shapes)
-            self.output_spec = structure.map_structure(
-                lambda s: TensorSpec(next(shapes), s.dtype), self.output_spec
-            )
+            self.output_spec = structure.map_structure(self._traced_spec(shapes), self.output_spec)
+
+    @staticmethod
+    def _traced_spec(shapes: Iterator[TensorShape]) -> Callable[[Any], Any]:
+        """A returned component's spec with the shape tracing found (a SparseTensor's
+        variant tells nothing of its dense shape: its spec stays)."""
+
+        def spec(s: Any) -> Any:
+            shape = next(shapes)
+            return s if isinstance(s, SparseTensorSpec) else TensorSpec(shape, s.dtype)
+
+        return spec
 
     @property
     def func_attr(self) -> Any:
@@ -169,8 +182,9 @@ class Dataset(structure.HasElementSpec):
         """One element: `tensors` (TensorDataset)."""
         flat = _normalize_element(tensors)
         spec = structure.pack_sequence_as(tensors, [structure.spec_of(t) for t in flat])
-        attrs = {"output_shapes": [t.shape for t in flat]}
-        return Dataset(_variant_op("TensorDataset", [flat], attrs), spec)
+        attrs = {"output_shapes": structure.flat_shapes(spec)}
+        components = tensor_list.to_tensor_list(spec, flat)
+        return Dataset(_variant_op("TensorDataset", [components], attrs), spec)
 
     @staticmethod
     def from_tensor_slices(tensors: Any, name: str | None = None) -> Dataset:
@@ -187,14 +201,11 @@ class Dataset(structure.HasElementSpec):
                     f"size in their first dimension ({rows} vs {n})."
                 )
             rows = rows if n is None else n
-        shapes = [
-            TensorShape(t.shape.as_list()[1:]) if t.shape.ndims is not None else TensorShape(None)
-            for t in flat
-        ]
-        spec = structure.pack_sequence_as(
-            tensors, [TensorSpec(s, t.dtype.base_dtype) for s, t in zip(shapes, flat)]
-        )
-        return Dataset(_variant_op("TensorSliceDataset", [flat], {"output_shapes": shapes}), spec)
+        batched = structure.pack_sequence_as(tensors, [structure.spec_of(t) for t in flat])
+        spec = structure.map_structure(structure.unbatched, batched)
+        components = tensor_list.to_batched_tensor_list(batched, flat)
+        attrs = {"output_shapes": structure.flat_shapes(spec)}
+        return Dataset(_variant_op("TensorSliceDataset", [components], attrs), spec)
 
     @staticmethod
     def range(*args: Any, output_type: Any = _dtypes.int64, name: str | None = None) -> Dataset:
@@ -273,10 +284,7 @@ class Dataset(structure.HasElementSpec):
         size = _int64(batch_size, "batch_size")
         drop = convert_to_tensor(drop_remainder, dtype=_dtypes.bool, name="drop_remainder")
         lead = _static_batch(size, drop)
-        spec = structure.map_structure(
-            lambda s: TensorSpec(TensorShape([lead]).concatenate(s.shape), s.dtype),
-            self._element_spec,
-        )
+        spec = structure.map_structure(lambda s: structure.batched(s, lead), self._element_spec)
         return self._unary("BatchDatasetV2", [size, drop], spec, parallel_copy=False)
 
     def padded_batch(
@@ -289,8 +297,14 @@ class Dataset(structure.HasElementSpec):
     ) -> Dataset:
         """PaddedBatchDatasetV2: components padded to `padded_shapes` (default: each
         component's largest in the batch), with `padding_values` (default zeros / b"")."""
-        size = _int64(batch_size, "batch_size")
         specs = structure.flatten(self._element_spec)
+        if any(isinstance(s, SparseTensorSpec) for s in specs):
+            raise TypeError(
+                "`padded_batch` is only supported for datasets that produce tensor elements "
+                f"but type spec of elements in the input dataset is not a subclass of "
+                f"TensorSpec: `{self._element_spec}`."
+            )
+        size = _int64(batch_size, "batch_size")
         if padded_shapes is None:
             padded = [s.shape for s in specs]
         else:
@@ -330,8 +344,8 @@ class Dataset(structure.HasElementSpec):
                     f"{dataset.element_spec}."
                 )
         spec = structure.map_structure(
-            lambda a, b: TensorSpec(structure.most_specific_compatible_shape(a.shape, b.shape),
-                                    a.dtype),
+            lambda a, b: structure.with_shape(
+                a, structure.most_specific_compatible_shape(a.shape, b.shape)),
             self._element_spec,
             dataset.element_spec,
         )  # fmt: skip
@@ -412,6 +426,10 @@ class Dataset(structure.HasElementSpec):
     def unbatch(self, name: str | None = None) -> Dataset:
         """UnbatchDataset: each element split into the rows of its first dimension."""
         specs = structure.flatten(self._element_spec)
+        if any(isinstance(s, SparseTensorSpec) for s in specs):
+            raise NotImplementedError(
+                "unbatch() of SparseTensor elements is not supported by this client"
+            )
         if any(s.shape.ndims == 0 for s in specs):
             raise ValueError("Cannot unbatch an input with scalar components.")
         known = None
@@ -453,14 +471,19 @@ class Dataset(structure.HasElementSpec):
 DatasetV1 = Dataset
 
 
-def _normalize_element(element: Any) -> list[_ops.Tensor]:
-    """The components as tensors, Consts named normalize_element/component_<i> (TF's
-    structure.normalize_element)."""
+def _normalize_element(element: Any) -> list[Any]:
+    """The components as tensors, Consts named normalize_element/component_<i>, and
+    SparseTensors (a SparseTensorValue made one) (TF's structure.normalize_element)."""
     with _ops.name_scope("normalize_element"):
-        return [
-            convert_to_tensor(c, name=f"component_{i}")
-            for i, c in enumerate(structure.flatten(element))
-        ]
+        return [_component(c, i) for i, c in enumerate(structure.flatten(element))]
+
+
+def _component(value: Any, i: int) -> Any:
+    if isinstance(value, SparseTensor):
+        return value
+    if isinstance(value, SparseTensorValue):
+        return SparseTensor(value.indices, value.values, value.dense_shape)
+    return convert_to_tensor(value, name=f"component_{i}")
 
 
 def _static_batch(size: _ops.Tensor, drop: _ops.Tensor) -> int | None:

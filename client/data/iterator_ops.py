@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from client.data import structure
+from client.data import structure, tensor_list
 from client.framework import dtypes as _dtypes
 from client.framework import function as _function
 from client.framework import ops as _ops
@@ -60,20 +60,13 @@ class Iterator(structure.HasElementSpec):
 
     def get_next(self, name: str | None = None) -> Any:
         """The next element's structure of tensors (IteratorGetNext)."""
-        specs = structure.flatten(self._element_spec)
         with _ops.colocate_with(self._iterator_resource):
             op = apply_op(
-                "IteratorGetNext",
-                [self._iterator_resource],
-                {
-                    "output_types": [s.dtype for s in specs],
-                    "output_shapes": [s.shape for s in specs],
-                },
-                name,
+                "IteratorGetNext", [self._iterator_resource], _flat_attrs(self._element_spec), name
             )
-        for t, s in zip(op.outputs, specs):
-            t._shape = s.shape
-        return structure.pack_sequence_as(self._element_spec, op.outputs)
+            for t, s in zip(op.outputs, structure.flat_shapes(self._element_spec)):
+                t._shape = s
+            return tensor_list.from_compatible_tensor_list(self._element_spec, op.outputs)
 
     def string_handle(self, name: str | None = None) -> _ops.Tensor:
         if name is None:

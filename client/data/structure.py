@@ -2,7 +2,9 @@
 
 A dataset element is a nest of components: tuples (namedtuples included) and dicts
 (flattened in sorted key order) nest; anything else, a list included, is one component,
-as tf.data's nest treats lists as tensors. `TensorSpec` describes one component.
+as tf.data's nest treats lists as tensors. `TensorSpec` describes one component,
+`SparseTensorSpec` a SparseTensor component, which datasets carry as one DT_VARIANT tensor
+of unknown shape (TF's _flat_tensor_specs; client/data/tensor_list.py encodes it).
 Pure functions; safe from any thread.
 """
 
@@ -13,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from client.framework import dtypes as _dtypes
+from client.framework.sparse_tensor import SparseTensorValue
 from client.framework.tensor_shape import TensorShape, as_shape
 
 
@@ -36,8 +39,68 @@ class TensorSpec:
         return f"TensorSpec(shape={self.shape}, dtype=tf.{self.dtype.name}, name={self.name!r})"
 
 
+@dataclasses.dataclass(frozen=True)
+class SparseTensorSpec:
+    """The type of a SparseTensor component: its static dense shape and value dtype."""
+
+    shape: TensorShape
+    dtype: _dtypes.DType
+
+    def __init__(self, shape: Any = None, dtype: Any = _dtypes.float32) -> None:
+        object.__setattr__(self, "shape", as_shape(shape))
+        object.__setattr__(self, "dtype", _dtypes.as_dtype(dtype))
+
+    def is_compatible_with(self, other: Any) -> bool:
+        return (
+            isinstance(other, SparseTensorSpec)
+            and self.dtype == other.dtype
+            and self.shape.is_compatible_with(other.shape)
+        )
+
+    @property
+    def value_type(self) -> type:
+        from client.framework.sparse_tensor import SparseTensor
+
+        return SparseTensor
+
+    def __repr__(self) -> str:
+        return f"SparseTensorSpec({self.shape}, tf.{self.dtype.name})"
+
+
+Spec = TensorSpec | SparseTensorSpec
+_VARIANT_COMPONENT = TensorSpec(None, _dtypes.variant)
+
+
+def component_spec(spec: Spec) -> TensorSpec:
+    """The tensor a dataset carries for `spec` (a variant for a SparseTensor)."""
+    return _VARIANT_COMPONENT if isinstance(spec, SparseTensorSpec) else spec
+
+
+def with_shape(spec: Spec, shape: TensorShape) -> Spec:
+    """`spec` of the same kind and dtype with `shape`."""
+    if isinstance(spec, SparseTensorSpec):
+        return SparseTensorSpec(shape, spec.dtype)
+    return TensorSpec(shape, spec.dtype)
+
+
+def batched(spec: Spec, lead: int | None) -> Spec:
+    """The spec of `spec` elements stacked along a new leading dim `lead`."""
+    return with_shape(spec, TensorShape([lead]).concatenate(spec.shape))
+
+
+def unbatched(spec: Spec) -> Spec:
+    """The spec of one row of `spec` (unknown rank stays unknown)."""
+    shape = spec.shape
+    return with_shape(spec, TensorShape(None if shape.ndims is None else shape.as_list()[1:]))
+
+
+def _is_tuple(value: Any) -> bool:
+    """A tuple that nests: a SparseTensorValue (a namedtuple) is one component, as TF's."""
+    return isinstance(value, tuple) and not isinstance(value, SparseTensorValue)
+
+
 def is_nested(value: Any) -> bool:
-    return isinstance(value, (tuple, dict))
+    return isinstance(value, dict) or _is_tuple(value)
 
 
 def _is_namedtuple(value: Any) -> bool:
@@ -48,7 +111,7 @@ def flatten(structure: Any) -> list[Any]:
     """The components of `structure`, depth first (dict values in sorted key order)."""
     if isinstance(structure, dict):
         return [x for k in sorted(structure) for x in flatten(structure[k])]
-    if isinstance(structure, tuple):
+    if _is_tuple(structure):
         return [x for v in structure for x in flatten(v)]
     return [structure]
 
@@ -61,6 +124,8 @@ def pack_sequence_as(structure: Any, flat: list[Any]) -> Any:
         if isinstance(s, dict):
             built = {k: build(s[k]) for k in sorted(s)}
             return type(s)((k, built[k]) for k in s)
+        if not _is_tuple(s):
+            return next(values)
         if _is_namedtuple(s):
             return type(s)(*[build(v) for v in s])
         if isinstance(s, tuple):
@@ -84,7 +149,7 @@ def assert_same_structure(a: Any, b: Any) -> None:
     def shape_of(s: Any) -> Any:
         if isinstance(s, dict):
             return ("dict", tuple((k, shape_of(s[k])) for k in sorted(s)))
-        if isinstance(s, tuple):
+        if _is_tuple(s):
             return ("tuple", tuple(shape_of(v) for v in s))
         return "."
 
@@ -92,16 +157,20 @@ def assert_same_structure(a: Any, b: Any) -> None:
         raise TypeError(f"The two structures don't have the same nested structure: {a} vs {b}")
 
 
-def spec_of(tensor: Any) -> TensorSpec:
-    return TensorSpec(tensor.shape, tensor.dtype.base_dtype)
+def spec_of(value: Any) -> Spec:
+    from client.framework.sparse_tensor import SparseTensor
+
+    if isinstance(value, SparseTensor):
+        return SparseTensorSpec(value.shape, value.dtype.base_dtype)
+    return TensorSpec(value.shape, value.dtype.base_dtype)
 
 
 def flat_types(element_spec: Any) -> list[_dtypes.DType]:
-    return [s.dtype for s in flatten(element_spec)]
+    return [component_spec(s).dtype for s in flatten(element_spec)]
 
 
 def flat_shapes(element_spec: Any) -> list[TensorShape]:
-    return [s.shape for s in flatten(element_spec)]
+    return [component_spec(s).shape for s in flatten(element_spec)]
 
 
 def most_specific_compatible_shape(a: TensorShape, b: TensorShape) -> TensorShape:
@@ -133,4 +202,7 @@ class HasElementSpec:
     def output_classes(self) -> Any:
         from client.framework.ops import Tensor
 
-        return map_structure(lambda s: Tensor, self._element_spec)
+        return map_structure(
+            lambda s: s.value_type if isinstance(s, SparseTensorSpec) else Tensor,
+            self._element_spec,
+        )

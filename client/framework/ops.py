@@ -747,6 +747,7 @@ class GraphKeys:
     LOCAL_INIT_OP = "local_init_op"
     SUMMARY_OP = "summary_op"
     TABLE_INITIALIZERS = "table_initializer"
+    SAVEABLE_OBJECTS = "saveable_objects"
 
 
 _tensor_conversion_functions: list[tuple[type, Callable[..., Any]]] = []

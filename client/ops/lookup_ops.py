@@ -17,6 +17,7 @@ from client.framework.sparse_tensor import SparseTensor
 from client.framework.tensor_shape import TensorShape
 from client.ops import array_ops, control_flow_ops, math_ops, string_ops
 from client.ops.tf1_extras import tables_initializer
+from client.training.saveable_object import TableSaveable
 
 TABLE_INITIALIZERS = _ops.GraphKeys.TABLE_INITIALIZERS
 initialize_all_tables = tables_initializer
@@ -266,9 +267,9 @@ class MutableHashTable:
         self._resource_handle = handle
         self._table_name = handle.op.name.split("/")[-1]
         if checkpoint:
-            # TF's MutableHashTable._Saveable exports the table when it is built (its save
-            # specs), so the graph holds that export as TF's does.
-            self.export()
+            # TF's MutableHashTable._Saveable: the Saver finds it in this collection; it
+            # exports the table now (its save specs), so the graph holds that export.
+            _ops.add_to_collection(_ops.GraphKeys.SAVEABLE_OBJECTS, TableSaveable(self, name))
 
     resource_handle = property(lambda self: self._resource_handle)
     name = property(lambda self: self._table_name)
@@ -624,4 +625,4 @@ class DenseHashTable(MutableHashTable):
         self._resource_handle = op.outputs[0]
         self._table_name = op.name.split("/")[-1]
         if checkpoint:
-            self.export()  # as TF's _Saveable builds it
+            _ops.add_to_collection(_ops.GraphKeys.SAVEABLE_OBJECTS, TableSaveable(self, name))

@@ -7,8 +7,11 @@ Save: SaveV2 of every variable's value under its name (the VarHandleOp's name, s
 (ShardedFilename), then MergeV2Checkpoints into `<prefix>` on the last device, deleting the
 temporary directory. Restore: RestoreV2 on CPU:0 (of each device when sharded), an
 Identity and an AssignVariableOp on each variable's device, grouped per device into
-`restore_all`. Node names, devices and constants match TensorFlow's, so the same script
-run with TensorFlow or with this client reads and writes the same checkpoints.
+`restore_all`. With no var_list, the SAVEABLE_OBJECTS collection is saved too: a mutable
+lookup table's export as `<name>-keys` / `<name>-values`, restored by LookupTableImportV2
+(client/training/saveable_object.py). Node names, devices and constants match TensorFlow's,
+so the same script run with TensorFlow or with this client reads and writes the same
+checkpoints.
 
 The kernels touch the filesystem of the task running them; the state file and deletion of
 old checkpoints happen in the client's process, so a cluster saving outside the client's
@@ -36,9 +39,11 @@ from client.framework import dtypes
 from client.framework import ops as _ops
 from client.framework.op_builder import apply_op, convert_to_tensor
 from client.ops import array_ops
+from client.ops.lookup_ops import MutableHashTable
 from client.ops.partitioned_variables import PartitionedVariable
 from client.ops.variables import Variable, global_variables, prepend_name_scope, strip_name_scope
 from client.training import checkpoint_management, meta_graph
+from client.training.saveable_object import SaveableObject, SaveSpec, TableSaveable
 from common import device_name as _device_name
 from common.errors import (
     FailedPreconditionError,
@@ -65,6 +70,30 @@ class _SaveSpec:
     def device(self) -> str:
         return _canonical(self.variable.device)
 
+    @property
+    def specs(self) -> list[SaveSpec]:
+        return [SaveSpec(self.variable._as_graph_element(), self.slice_spec, self.name)]
+
+    def restore(self, restored_tensors: list[Any], reshape: bool) -> Any:
+        """TF's ResourceVariableSaveable.restore: an Identity on the variable's device,
+        then AssignVariableOp."""
+        var, (restored,) = self.variable, restored_tensors
+        if reshape:
+            restored = array_ops.reshape(restored, var.shape.as_list())
+        with _ops.get_default_graph().device(var.device):
+            restored = array_ops.identity(restored)
+            if not var.shape.is_compatible_with(restored.shape):
+                raise ValueError(
+                    f"Received incompatible tensor with shape {restored.shape} when "
+                    f"attempting to restore variable with shape {var.shape} and name "
+                    f"{self.name}."
+                )
+            return apply_op("AssignVariableOp", [var.handle, restored], {})
+
+
+# A variable to save, or another saveable (a mutable lookup table's).
+_Saveable = _SaveSpec | SaveableObject
+
 
 # -- devices -------------------------------------------------------------------------------
 def _canonical(device: str) -> str:
@@ -78,16 +107,22 @@ def _set_cpu0(device: str) -> str:
 
 
 # -- what to save --------------------------------------------------------------------------
-def _specs(var_list: Any) -> list[_SaveSpec]:
+def _specs(var_list: Any) -> list[_Saveable]:
     """TF's op_list_to_dict + validate_and_slice_inputs: specs sorted by checkpoint key; a
     list keys each variable by its op name, and the shards of a partitioned variable by the
-    whole variable's name (one spec per shard, with its slice); a dict keys by its keys."""
+    whole variable's name (one spec per shard, with its slice), a SaveableObject by its
+    name; a dict keys by its keys (a SaveableObject in it keeps its own names)."""
     if isinstance(var_list, dict):
-        named = {name: _shards_or_variable(var) for name, var in var_list.items()}
+        named = {name: _shards_or_variable(var, name) for name, var in var_list.items()}
     elif isinstance(var_list, (list, tuple, set)):
         named = {}
         for var in sorted(_flatten(var_list), key=lambda v: v.name):
-            info = _variable(var)._get_save_slice_info()
+            if isinstance(var, MutableHashTable):
+                # TF 2.21 names a table given in a list "" (its keys "-keys").
+                var = TableSaveable(var, "", var._name)
+            info = (
+                None if isinstance(var, SaveableObject) else _variable(var)._get_save_slice_info()
+            )
             if info is not None:
                 shards = named.setdefault(info.full_name, [])
                 if not isinstance(shards, list):
@@ -96,13 +131,13 @@ def _specs(var_list: Any) -> list[_SaveSpec]:
                     )
                 shards.append(var)
                 continue
-            name = var.op.name
+            name = var.name if isinstance(var, SaveableObject) else var.op.name
             if name in named:
                 raise ValueError(f"At least two variables have the same name: {name}")
             named[name] = var
     else:
         raise TypeError(f"Variables to save should be passed in a dict or a list. Got {var_list}")
-    specs: list[_SaveSpec] = []
+    specs: list[_Saveable] = []
     seen: set[int] = set()
     for name, var in sorted(named.items(), key=lambda kv: kv[0]):
         if not isinstance(name, str):
@@ -110,6 +145,12 @@ def _specs(var_list: Any) -> list[_SaveSpec]:
                 "names_to_saveables must be a dict mapping string names to trackable "
                 f"operations. Name is not a string: {name}"
             )
+        if isinstance(var, SaveableObject):
+            if id(var) in seen:
+                raise ValueError(f"The same saveable will be restored with two names: {name}")
+            seen.add(id(var))
+            specs.append(var)
+            continue
         for variable, slice_spec in _with_slices(var):
             if id(variable) in seen:
                 raise ValueError(f"The same saveable will be restored with two names: {name}")
@@ -118,7 +159,9 @@ def _specs(var_list: Any) -> list[_SaveSpec]:
     return specs
 
 
-def _shards_or_variable(var: Any) -> Any:
+def _shards_or_variable(var: Any, name: str) -> Any:
+    if isinstance(var, MutableHashTable):
+        return TableSaveable(var, name, var._name)
     return list(var) if isinstance(var, PartitionedVariable) else var
 
 
@@ -170,15 +213,16 @@ def _no_op_on(device: str, deps: list[Any], name: str | None) -> Any:
         return apply_op("NoOp", [], {}, name)
 
 
-def _save_op(filename: Any, specs: list[_SaveSpec]) -> Any:
-    """SaveV2 of `specs` to `filename`; the filename again, after the save."""
+def _save_op(filename: Any, saveables: list[_Saveable]) -> Any:
+    """SaveV2 of the saveables' tensors to `filename`; the filename again, after the save."""
+    specs = [spec for s in saveables for spec in s.specs]
     save = apply_op(
         "SaveV2",
         [
             filename,
             [s.name for s in specs],
             [s.slice_spec for s in specs],
-            [s.variable._as_graph_element() for s in specs],
+            [s.tensor for s in specs],
         ],
         {},
         "SaveV2",
@@ -187,7 +231,7 @@ def _save_op(filename: Any, specs: list[_SaveSpec]) -> Any:
         return array_ops.identity(filename, name=scope)
 
 
-def _sharded_save_op(prefix: Any, per_device: list[tuple[str, list[_SaveSpec]]]) -> Any:
+def _sharded_save_op(prefix: Any, per_device: list[tuple[str, list[_Saveable]]]) -> Any:
     """TF's _AddShardedSaveOpsForV2: a SaveV2 per device into `<prefix>_temp/part-*`,
     merged into `prefix` on the last device; returns `prefix` after the merge."""
     g = _ops.get_default_graph()
@@ -218,35 +262,26 @@ def _sharded_save_op(prefix: Any, per_device: list[tuple[str, list[_SaveSpec]]])
             return array_ops.identity(prefix)
 
 
-def _restore_ops(filename: Any, specs: list[_SaveSpec], reshape: bool, name: str) -> Any:
-    """BulkSaverBuilder's restore: one RestoreV2 on CPU:0, then per variable an Identity
-    and an AssignVariableOp on the variable's device, grouped as `name`."""
+def _restore_ops(filename: Any, saveables: list[_Saveable], reshape: bool, name: str) -> Any:
+    """BulkSaverBuilder's restore: one RestoreV2 on CPU:0, then each saveable's restore
+    (a variable's Identity and AssignVariableOp on its device), grouped as `name`."""
     g = _ops.get_default_graph()
+    specs = [spec for s in saveables for spec in s.specs]
     with g.device("/device:CPU:0"):
         restore = apply_op(
             "RestoreV2",
             [filename, [s.name for s in specs], [s.slice_spec for s in specs]],
-            {"dtypes": [s.variable.dtype for s in specs]},
+            {"dtypes": [s.dtype for s in specs]},
         )
-    assigns = []
-    for spec, restored in zip(specs, restore.outputs):
-        var = spec.variable
-        if reshape:
-            restored = array_ops.reshape(restored, var.shape.as_list())
-        with g.device(var.device):
-            restored = array_ops.identity(restored)
-            if not var.shape.is_compatible_with(restored.shape):
-                raise ValueError(
-                    f"Received incompatible tensor with shape {restored.shape} when "
-                    f"attempting to restore variable with shape {var.shape} and name "
-                    f"{spec.name}."
-                )
-            assigns.append(apply_op("AssignVariableOp", [var.handle, restored], {}))
+    assigns, restored = [], iter(restore.outputs)
+    for saveable in saveables:
+        tensors = [next(restored) for _ in saveable.specs]
+        assigns.append(saveable.restore(tensors, reshape))
     return _group_by_device(assigns, name)
 
 
 def _sharded_restore_ops(
-    filename: Any, per_device: list[tuple[str, list[_SaveSpec]]], reshape: bool
+    filename: Any, per_device: list[tuple[str, list[_Saveable]]], reshape: bool
 ) -> Any:
     g = _ops.get_default_graph()
     restores = []
@@ -256,15 +291,15 @@ def _sharded_restore_ops(
     return _group_by_device(restores, "restore_all")
 
 
-def _group_specs_by_device(specs: list[_SaveSpec]) -> list[tuple[str, list[_SaveSpec]]]:
-    per_device: dict[str, list[_SaveSpec]] = {}
+def _group_specs_by_device(specs: list[_Saveable]) -> list[tuple[str, list[_Saveable]]]:
+    per_device: dict[str, list[_Saveable]] = {}
     for spec in specs:
-        per_device.setdefault(spec.device, []).append(spec)
+        per_device.setdefault(_canonical(spec.device), []).append(spec)
     return sorted(per_device.items(), key=lambda kv: kv[0])
 
 
 def build_saver_graph(
-    specs: list[_SaveSpec],
+    specs: list[_Saveable],
     *,
     reshape: bool,
     sharded: bool,
@@ -384,7 +419,9 @@ class Saver:
                 time.time() + self.saver_def.keep_checkpoint_every_n_hours * 3600
             )
             return
-        var_list = global_variables() if self._var_list is None else self._var_list
+        var_list = self._var_list
+        if var_list is None:  # TF's variables._all_saveable_objects()
+            var_list = global_variables() + _ops.get_collection(_ops.GraphKeys.SAVEABLE_OBJECTS)
         if not var_list:
             if self._allow_empty:
                 self._is_empty = True

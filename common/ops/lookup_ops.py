@@ -87,6 +87,17 @@ register_op(
 )
 
 
+def defaults_per_key(default: np.ndarray, shape: tuple) -> np.ndarray:
+    """The default value of each of shape[0] keys: `default` per key, or one for all
+    (a scalar, or one value of shape[1:])."""
+    per_key = default.size != 1 and default.size == int(np.prod(shape))
+    if per_key:
+        return default.reshape(shape)
+    if default.size == 1:
+        return np.broadcast_to(default.reshape(-1)[:1], shape)
+    return np.broadcast_to(default.reshape(shape[1:]), shape)
+
+
 def _key(x: Any) -> Any:
     return x.item() if isinstance(x, np.generic) else x
 
@@ -159,14 +170,7 @@ class LookupTable:
             raise FailedPreconditionError("Table not initialized.")
         n = keys.size
         out = np.empty((n, *self.value_shape), dtype=default.dtype)
-        per_key = default.size != 1 and default.size == n * int(np.prod(self.value_shape))
-        defaults = (
-            default.reshape(out.shape)
-            if per_key
-            else np.broadcast_to(default.reshape(-1)[: max(default.size, 1)], out.shape)
-            if default.size == 1
-            else np.broadcast_to(default.reshape(self.value_shape), out.shape)
-        )
+        defaults = defaults_per_key(default, out.shape)
         with self._lock:
             for i, k in enumerate(keys.reshape(-1)):
                 v = self._entries.get(_key(k))

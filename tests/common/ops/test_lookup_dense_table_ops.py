@@ -46,7 +46,42 @@ def _programs(tf) -> dict:
 
         return build
 
+    def export_layout(key_dtype, keys, removed, more, value_shape=()):
+        """Inserts growing the table past its load factor, removals, inserts reusing freed
+        buckets, then the export: every bucket where TensorFlow has it."""
+
+        def build():
+            default = np.zeros(value_shape, np.float32)
+            empty, deleted = ("", "$") if key_dtype == tf.string else (-5, -6)
+            t = dense(key_dtype, tf.float32, default, empty, deleted, initial_num_buckets=4)
+            ks = tf.constant(keys, key_dtype)
+            vs = np.arange(len(keys) * max(1, int(np.prod(value_shape))), dtype=np.float32)
+            extra = np.full((len(more), *value_shape), 9.5, np.float32)
+            return [t.insert(ks, tf.constant(vs.reshape((len(keys), *value_shape)))),
+                    t.remove(tf.constant(removed, key_dtype)),
+                    t.insert(tf.constant(more, key_dtype), tf.constant(extra)),
+                    [*t.export(), t.size(), t.lookup(ks)]]  # fmt: skip
+
+        return build
+
+    def imported():
+        """A table importing another's export (a checkpoint restore) finds its entries."""
+        a = dense(tf.int64, tf.int64, -1, empty_key=0, deleted_key=-1, initial_num_buckets=8)
+        b = dense(tf.int64, tf.int64, -1, empty_key=0, deleted_key=-1, initial_num_buckets=4)
+        keys = tf.constant([4, 12, 20, 7, -3], tf.int64)
+        exported = a.export()
+        with tf.control_dependencies(exported):
+            restore = tf.raw_ops.LookupTableImportV2(
+                table_handle=b.resource_handle, keys=exported[0], values=exported[1]
+            )
+        return [a.insert(keys, keys * 10), a.remove(tf.constant([12], tf.int64)), restore,
+                [b.lookup(keys), b.size(), *b.export()]]  # fmt: skip
+
     return {
+        "export_ints": export_layout(tf.int64, [3, 11, 19, 27, 2, 100, -1, 8], [11, 2], [35, 11]),
+        "export_int32_vectors": export_layout(tf.int32, [1, 5, 9, 13], [5], [17], (2,)),
+        "export_strings": export_layout(tf.string, ["a", "bc", "x", "yy", "q"], ["x"], ["z"]),
+        "imported": imported,
         "basic": basic,
         "strings_grow": strings_grow,
         "vectors": vectors,
@@ -59,7 +94,7 @@ def _programs(tf) -> dict:
     }
 
 
-NAMES = ["basic", "strings_grow", "vectors", "equal_keys", "bad_buckets", "insert_empty",
+NAMES = ["export_ints", "export_int32_vectors", "export_strings", "imported", "basic", "strings_grow", "vectors", "equal_keys", "bad_buckets", "insert_empty",
          "insert_deleted", "lookup_empty", "remove_deleted"]  # fmt: skip
 
 
