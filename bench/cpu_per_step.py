@@ -10,7 +10,8 @@ sampled by py-spy during the timed steps (raw stacks of the thread
 holding the GIL, one file per task and client count). Prints one JSON
 object: steps per second and CPU microseconds per step of worker0 (master + worker) and
 worker1 (of which in the kernel), and their threads' context switches per step,
-per client count.
+per client count. With `--vs-tensorflow` the same on TensorFlow's own servers
+(tf.distribute.Server per task, the master in worker 0's process), with ratios ours / TF.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import subprocess
 import sys
 from collections.abc import Sequence
 
+from bench import tf_runtime
 from bench.cluster import REPO
 from bench.tf_runtime import _env
 
@@ -99,6 +101,13 @@ def measure(
     return result
 
 
+def run_all(target: str, pids: dict[str, int], args: argparse.Namespace) -> dict[str, float]:
+    result: dict[str, float] = {}
+    for clients in args.clients:
+        result.update(measure(target, pids, clients, args.seconds, args.profile))
+    return result
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     from deploy.launcher import LocalCluster as TaskCluster
 
@@ -106,16 +115,33 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument("--clients", type=int, nargs="+", default=[1, 32])
     p.add_argument("--seconds", type=float, default=5.0)
     p.add_argument("--profile", default=None, help="a directory for py-spy's raw stacks")
+    p.add_argument(
+        "--vs-tensorflow",
+        action="store_true",
+        help="also measure TensorFlow's servers (bench.tf_runtime) and add ratios",
+    )
+    p.add_argument("--rounds", type=int, default=1, help="the last round's figures are kept")
     args = p.parse_args(argv)
     if args.profile:
         if shutil.which("py-spy") is None:
             p.error("--profile needs py-spy on PATH")
         os.makedirs(args.profile, exist_ok=True)
     result: dict[str, float] = {}
-    with TaskCluster({"worker": 2}, layout="tensorflow") as cluster:
-        pids = {name: task.proc.pid for name, task in cluster.tasks.items()}
-        for clients in args.clients:
-            result.update(measure(cluster.target, pids, clients, args.seconds, args.profile))
+    # Both runtimes, alternating, so drifting load weighs on both: "tf_" keys for
+    # TensorFlow's servers (whose master also lives in worker 0), and ratios ours / TF.
+    for _ in range(args.rounds):
+        with TaskCluster({"worker": 2}, layout="tensorflow") as cluster:
+            pids = {name: task.proc.pid for name, task in cluster.tasks.items()}
+            ours = run_all(cluster.target, pids, args)
+        result.update(ours)
+        if args.vs_tensorflow:
+            with tf_runtime.servers(2) as (target, tf_pids):
+                names = {f"worker{k}": pid for k, pid in enumerate(tf_pids)}
+                tf = run_all(target, names, args)
+            for key, value in tf.items():
+                result[f"tf_{key}"] = value
+                if value:
+                    result[f"ratio_{key}"] = round(ours[key] / value, 3)
     result["load_average_1m"] = round(os.getloadavg()[0], 2)
     print(json.dumps(result, sort_keys=True))
 
