@@ -11,6 +11,7 @@ as JSON, which `run` returns. TensorFlow is imported only in those subprocesses.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import json
 import os
@@ -18,7 +19,7 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from bench.cluster import REPO, free_ports, wait_for_line
@@ -36,14 +37,10 @@ def _env() -> dict[str, str]:
     )
 
 
-def run(
-    num_workers: int, only: Iterable[str] | None, quick: bool, repeat: int, sizes_mb: Sequence[int]
-) -> dict[str, float]:
-    from bench import tf_models
-
-    only = list(only) if only else None
-    model_keys = tf_models.keys(only)
-    num_ps = 1 if model_keys else 0
+@contextlib.contextmanager
+def servers(num_workers: int, num_ps: int = 0) -> Iterator[tuple[str, list[int]]]:
+    """One tf.distribute.Server process per task of jobs "worker" (and "ps") on loopback,
+    killed on exit; yields (the target of worker 0, the worker tasks' pids)."""
     tmp = tempfile.mkdtemp(prefix="flowrt-bench-tf-")
     ports = free_ports(num_workers + num_ps)
     addresses = [f"127.0.0.1:{p}" for p in ports[:num_workers]]
@@ -83,16 +80,26 @@ def run(
                 "TF_SERVER_READY",
                 f"TensorFlow task {job}:{task}",
             )
-        target = f"grpc://{addresses[0]}"
-        out = run_client(target, procs[0].pid, num_workers, only, quick, repeat, sizes_mb)
-        if model_keys:
-            out.update(tf_models_client(target, model_keys, quick, repeat))
-        return out
+        yield f"grpc://{addresses[0]}", [p.pid for p in procs[:num_workers]]
     finally:
         for proc in procs:
             if proc.poll() is None:
                 proc.send_signal(signal.SIGKILL)  # tf Server.join() has no clean stop
             proc.wait()
+
+
+def run(
+    num_workers: int, only: Iterable[str] | None, quick: bool, repeat: int, sizes_mb: Sequence[int]
+) -> dict[str, float]:
+    from bench import tf_models
+
+    only = list(only) if only else None
+    model_keys = tf_models.keys(only)
+    with servers(num_workers, 1 if model_keys else 0) as (target, pids):
+        out = run_client(target, pids[0], num_workers, only, quick, repeat, sizes_mb)
+        if model_keys:
+            out.update(tf_models_client(target, model_keys, quick, repeat))
+        return out
 
 
 def run_client(

@@ -231,3 +231,30 @@ def test_cross_host_bench_prints_both_runtimes_figures():
         keys |= {f"{k}_{s}" for k in set(keys) for s in ("tf", "ratio")}
     assert set(result) == keys
     assert all(v > 0 for v in result.values())
+
+
+def test_cpu_per_step_reads_this_process():
+    """CPU seconds grow with work done; context switches are counted over all threads."""
+    from bench.cpu_per_step import context_switches, cpu_seconds
+
+    user0, system0 = cpu_seconds(os.getpid())
+    sum(i * i for i in range(2_000_000))
+    user1, system1 = cpu_seconds(os.getpid())
+    assert user1 + system1 > user0 + system0
+    assert context_switches(os.getpid()) >= 0
+
+
+def test_cpu_per_step_prints_both_runtimes_per_task():
+    """Our tasks and TensorFlow's, one client: CPU per step of worker 0 and 1, ratios."""
+    pytest.importorskip("tensorflow")
+    cmd = [sys.executable, "-m", "bench.cpu_per_step", "--clients", "1", "--seconds", "0.5"]
+    cmd.append("--vs-tensorflow")
+    out = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=600, check=False)
+    assert out.returncode == 0, out.stderr[-3000:]
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["steps_per_s_1_clients"] > 0
+    for task in ("worker0", "worker1"):
+        for prefix in ("", "tf_"):
+            assert result[f"{prefix}cpu_us_per_step_{task}_1_clients"] > 0
+        assert f"ratio_cpu_us_per_step_{task}_1_clients" in result
+        assert f"context_switches_per_step_{task}_1_clients" in result
