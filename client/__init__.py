@@ -845,3 +845,11 @@ from client.ops.sparse_gap_ops import (  # noqa: E402, F401
 )
 
 strings.reduce_join = reduce_join
+
+# tf.strings.format (StringFormat, the op tf.print formats with).
+from client.ops.logging_ops import string_format as _string_format  # noqa: E402
+
+strings.format = _string_format
+
+# tf.serialize_tensor / tf.parse_tensor (TF1's top-level names; tf.io has them too).
+from client.ops.tensor_serialize_ops import parse_tensor, serialize_tensor  # noqa: E402, F401

@@ -88,6 +88,7 @@ from common.ops import (  # noqa: F401  (imported for their registrations)
     string_ops,
     summary_media_ops,
     summary_writer_ops,
+    tensor_serialize_ops,
     training_ops,
     transform_ops,
 )
