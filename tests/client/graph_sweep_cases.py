@@ -1489,3 +1489,14 @@ def _serialize_parse(api):
 
 
 ARRAY_CASES.update({"strings_format": _strings_format, "serialize_parse": _serialize_parse})
+
+
+# -- tf.strings.unicode_decode(_with_offsets) and RaggedTensor.to_tensor / to_sparse ---------
+def _unicode_decode_to_tensor(api):
+    rt = api.strings.unicode_decode(["héllo", "ab"], "UTF-8")
+    rt.to_tensor()
+    rt.to_sparse()
+    api.strings.unicode_decode_with_offsets("añ", "UTF-16-BE", errors="ignore")
+
+
+ARRAY_CASES.update({"unicode_decode_to_tensor": _unicode_decode_to_tensor})
