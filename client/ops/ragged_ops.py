@@ -108,7 +108,9 @@ def to_sparse(rt: RaggedTensor, name: str | None = None) -> SparseTensor:
 def _flat_strings(input: Any) -> tuple[Any, int]:  # noqa: A002 (TF's name)
     input = convert_to_tensor(input, dtype=dtypes.string, name="input")
     ndims = input.shape.ndims
-    if ndims is None or ndims > 1:
+    if ndims is None:
+        raise ValueError("Rank of `input` must be statically known.")  # TF's words
+    if ndims > 1:
         raise ValueError(
             f"This client decodes strings of rank 0 or 1, got shape {input.shape} "
             "(TF's higher ranks add uniform row partitions)"

@@ -138,7 +138,12 @@ def strings_split(
 
 # -- static shapes ------------------------------------------------------------------------------
 @shape_fns._reg(
-    "AsString", "StringToHashBucket", "StringToHashBucketFast", "StringToHashBucketStrong"
+    "AsString",
+    "StringToHashBucket",
+    "StringToHashBucketFast",
+    "StringToHashBucketStrong",
+    "StaticRegexReplace",
+    "RegexReplace",
 )
 def _unchanged_shape(op: Any) -> list[Any]:
     return [op.inputs[0].shape]  # TF's UnchangedShape
