@@ -845,3 +845,23 @@ from client.ops.sparse_gap_ops import (  # noqa: E402, F401
 )
 
 strings.reduce_join = reduce_join
+
+# tf.strings.format (StringFormat, the op tf.print formats with).
+from client.ops.logging_ops import string_format as _string_format  # noqa: E402
+
+strings.format = _string_format
+
+# tf.serialize_tensor / tf.parse_tensor (TF1's top-level names; tf.io has them too).
+from client.ops.tensor_serialize_ops import parse_tensor, serialize_tensor  # noqa: E402, F401
+
+# isort: split
+# RaggedTensors from strings: tf.strings.unicode_*, bytes_split; tf.ragged (compat.v1's).
+from client.framework.ragged_tensor import RaggedTensorValue as _RaggedTensorValue  # noqa: E402
+from client.ops import ragged_ops as _ragged_ops  # noqa: E402
+
+strings.unicode_decode = _ragged_ops.unicode_decode
+strings.unicode_decode_with_offsets = _ragged_ops.unicode_decode_with_offsets
+strings.unicode_split = _ragged_ops.unicode_split
+strings.unicode_encode = _ragged_ops.unicode_encode
+strings.bytes_split = _ragged_ops.bytes_split
+ragged = _NS(RaggedTensorValue=_RaggedTensorValue)

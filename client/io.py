@@ -32,6 +32,7 @@ from client.ops.sparse_extra_ops import (  # noqa: E402, F401
     serialize_many_sparse,
     serialize_sparse,
 )
+from client.ops.tensor_serialize_ops import parse_tensor, serialize_tensor  # noqa: F401
 from client.python_io import (  # noqa: F401
     TFRecordCompressionType,
     TFRecordOptions,

@@ -8,6 +8,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from client.framework import dtypes
 from client.framework import ops as _ops
 from client.framework.op_builder import convert_to_tensor
 
@@ -28,6 +29,17 @@ class RaggedTensorValue(NamedTuple):
         return [v[s[i] : s[i + 1]].tolist() for i in range(len(s) - 1)]
 
     @property
+    def flat_values(self) -> Any:
+        v = self.values
+        return v.flat_values if isinstance(v, RaggedTensorValue) else v
+
+    @property
+    def nested_row_splits(self) -> tuple[Any, ...]:
+        v = self.values
+        inner = v.nested_row_splits if isinstance(v, RaggedTensorValue) else ()
+        return (self.row_splits, *inner)
+
+    @property
     def dtype(self) -> Any:
         v = self.values
         return v.dtype if isinstance(v, RaggedTensorValue) else np.asarray(v).dtype
@@ -41,11 +53,68 @@ class RaggedTensor:
         self._values = (
             values if isinstance(values, RaggedTensor) else convert_to_tensor(values, name="values")
         )
-        self._row_splits = convert_to_tensor(row_splits, name="row_splits")
+        # Python splits become int64, TF's dtype hint for them (nested splits must agree).
+        hint = None if isinstance(row_splits, _ops.Tensor) else dtypes.int64
+        self._row_splits = convert_to_tensor(row_splits, dtype=hint, name="row_splits")
 
     @classmethod
-    def from_row_splits(cls, values: Any, row_splits: Any, validate: bool = True) -> RaggedTensor:
+    def from_row_splits(
+        cls, values: Any, row_splits: Any, name: str | None = None, validate: bool = True
+    ) -> RaggedTensor:
         return cls(values, row_splits)
+
+    # The graph-building methods live in client.ops.ragged_ops (imported when called:
+    # client.ops imports this module).
+    @classmethod
+    def from_value_rowids(
+        cls,
+        values: Any,
+        value_rowids: Any,
+        nrows: Any = None,
+        name: str | None = None,
+        validate: bool = True,
+    ) -> RaggedTensor:
+        from client.ops import ragged_ops
+
+        return ragged_ops.from_value_rowids(values, value_rowids, nrows, name)
+
+    @classmethod
+    def from_row_lengths(
+        cls, values: Any, row_lengths: Any, name: str | None = None, validate: bool = True
+    ) -> RaggedTensor:
+        from client.ops import ragged_ops
+
+        return ragged_ops.from_row_lengths(values, row_lengths, name)
+
+    def nrows(self, out_type: Any = None, name: str | None = None) -> Any:
+        from client.ops import ragged_ops
+
+        return ragged_ops.nrows(self, out_type or dtypes.int64, name)
+
+    def row_lengths(self, axis: int = 1, name: str | None = None) -> Any:
+        from client.ops import ragged_ops
+
+        if axis != 1:
+            raise ValueError("This client's row_lengths takes axis=1 only")
+        return ragged_ops.row_lengths(self, name)
+
+    def to_tensor(
+        self, default_value: Any = None, name: str | None = None, shape: Any = None
+    ) -> Any:
+        from client.ops import ragged_ops
+
+        return ragged_ops.to_tensor(self, default_value, name, shape)
+
+    def to_sparse(self, name: str | None = None) -> Any:
+        from client.ops import ragged_ops
+
+        return ragged_ops.to_sparse(self, name)
+
+    @property
+    def nested_row_splits(self) -> tuple[Any, ...]:
+        from client.ops import ragged_ops
+
+        return tuple(ragged_ops.nested_row_splits(self))
 
     values = property(lambda self: self._values)
     row_splits = property(lambda self: self._row_splits)

@@ -16,11 +16,12 @@ import random
 import sys
 from typing import Any
 
-from client.framework import dtypes
+from client.framework import dtypes, shape_fns
 from client.framework import ops as _ops
 from client.framework.nest import flatten as _flatten
 from client.framework.nest import pack_sequence_as as _pack_as
 from client.framework.op_builder import apply_op
+from client.framework.tensor_shape import TensorShape
 from client.ops.variables import Variable
 
 
@@ -67,6 +68,10 @@ def string_format(
         {"template": template, "placeholder": placeholder, "summarize": summarize},
         name,
     ).outputs[0]
+
+
+# StringFormat's output is one string, whatever its inputs (TF's shape function).
+shape_fns.SHAPE_FNS["StringFormat"] = lambda op: [TensorShape([])]
 
 
 def _is_tensor(x: Any) -> bool:

@@ -119,21 +119,31 @@ def string_split(
 def strings_split(
     input: Any = None, sep: Any = None, maxsplit: int = -1,  # noqa: A002
     result_type: str = "SparseTensor", source: Any = None, name: str | None = None,
-) -> SparseTensor:  # fmt: skip
+) -> Any:  # fmt: skip
     """tf.compat.v1.strings.split: split at `sep` (runs of whitespace when None), at most
-    `maxsplit` times, as a SparseTensor."""
-    if result_type != "SparseTensor":
-        raise ValueError(f"strings.split: result_type {result_type!r} is not built by this client")
+    `maxsplit` times, as a SparseTensor or (result_type="RaggedTensor") ragged rows."""
+    if result_type not in ("SparseTensor", "RaggedTensor"):
+        raise ValueError("result_type must be 'RaggedTensor' or 'SparseTensor'.")
     source = input if source is None else source
     with _ops.name_scope(name, "StringSplit", [source]):
         sep = convert_to_tensor("" if sep is None else sep, dtype=dtypes.string)
         source = convert_to_tensor(source, dtype=dtypes.string)
-        return _sparse(apply_op("StringSplitV2", [source, sep], {"maxsplit": maxsplit}))
+        sp = _sparse(apply_op("StringSplitV2", [source, sep], {"maxsplit": maxsplit}))
+        if result_type == "SparseTensor":
+            return sp
+        from client.ops import ragged_ops  # ragged_ops builds on modules importing this one
+
+        return ragged_ops.sparse_to_ragged(sp)
 
 
 # -- static shapes ------------------------------------------------------------------------------
 @shape_fns._reg(
-    "AsString", "StringToHashBucket", "StringToHashBucketFast", "StringToHashBucketStrong"
+    "AsString",
+    "StringToHashBucket",
+    "StringToHashBucketFast",
+    "StringToHashBucketStrong",
+    "StaticRegexReplace",
+    "RegexReplace",
 )
 def _unchanged_shape(op: Any) -> list[Any]:
     return [op.inputs[0].shape]  # TF's UnchangedShape

@@ -1,6 +1,7 @@
 """Client, graph building: tf.TensorArray on the V3 ops (TensorArrayV3, Read/Write/Gather/
 Scatter/Concat/Split/Size/Close, TensorArrayGradV3), as TensorFlow's _GraphTensorArray
-builds them for a TF1 (control flow v1) graph. A TensorArray value is immutable: each
+builds them for a TF1 (control flow v1) graph; with control flow v2 on, reads never
+clear, as TF 2.x's TensorList-backed TensorArray. A TensorArray value is immutable: each
 write returns a new TensorArray object sharing the handle with a new flow."""
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from client.framework.op_builder import apply_op, convert_to_tensor
 from client.framework.ops import Tensor
 from client.framework.shape_fns import constant_value
 from client.framework.tensor_shape import TensorShape
-from client.ops import array_ops, math_ops
+from client.ops import array_ops, control_flow_util, math_ops
 
 
 class TensorArray:
@@ -54,7 +55,7 @@ class TensorArray:
                 "element_shape": TensorShape(element_shape),
                 "identical_element_shapes": infer_shape,
                 "dynamic_size": self._dynamic_size,
-                "clear_after_read": True if clear_after_read is None else bool(clear_after_read),
+                "clear_after_read": _clears_after_read(clear_after_read),
                 "tensor_array_name": tensor_array_name or "",
             }
             op = apply_op("TensorArrayV3", [size], attrs, scope)
@@ -183,6 +184,16 @@ class TensorArray:
 
     def close(self, name: str | None = None) -> Any:
         return apply_op("TensorArrayCloseV3", [self._handle], {}, name)
+
+
+def _clears_after_read(clear_after_read: Any) -> bool:
+    """TensorArrayV3's clear_after_read. With control flow v2 on (TF 2.x's default),
+    TensorFlow builds a TensorList-backed TensorArray whose reads never clear, whatever
+    the argument: the array reads the same then (e.g. read(i) after stack()). With v2
+    off (disable_v2_behavior()), TF's v1 TensorArray: clears unless told otherwise."""
+    if control_flow_util.control_flow_v2_enabled():
+        return False
+    return True if clear_after_read is None else bool(clear_after_read)
 
 
 def _static_int(size: Any) -> int | None:

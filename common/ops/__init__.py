@@ -62,6 +62,7 @@ from common.ops import (  # noqa: F401  (imported for their registrations)
     priority_queue_ops,
     py_func_ops,
     queue_ops,
+    ragged_conversion_ops,
     random_binomial_ops,
     random_ops,
     reader_ops,
@@ -88,6 +89,8 @@ from common.ops import (  # noqa: F401  (imported for their registrations)
     string_ops,
     summary_media_ops,
     summary_writer_ops,
+    tensor_serialize_ops,
     training_ops,
     transform_ops,
+    unicode_ops,
 )

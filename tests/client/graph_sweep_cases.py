@@ -1473,3 +1473,30 @@ GRADIENT_CASES.update(
         "sort": _grad(lambda api, x: api.sort(x, axis=0)),
     }
 )
+
+
+# -- tf.strings.format (StringFormat) and tf.io.serialize_tensor / parse_tensor ------------
+def _strings_format(api):
+    x = api.constant([[1, 2, 3, 4], [5, 6, 7, 8]])
+    api.strings.format("x={} s={}", [x, api.constant(["a", "b"])])
+    api.strings.format("v=<>", api.constant(2.5), placeholder="<>", summarize=1)
+
+
+def _serialize_parse(api):
+    x = api.placeholder(api.float32, [2, 3], name="x")
+    api.io.parse_tensor(api.io.serialize_tensor(x), api.float32)
+    api.parse_tensor(api.serialize_tensor(api.constant(["a"])), out_type=api.string)
+
+
+ARRAY_CASES.update({"strings_format": _strings_format, "serialize_parse": _serialize_parse})
+
+
+# -- tf.strings.unicode_decode(_with_offsets) and RaggedTensor.to_tensor / to_sparse ---------
+def _unicode_decode_to_tensor(api):
+    rt = api.strings.unicode_decode(["héllo", "ab"], "UTF-8")
+    rt.to_tensor()
+    rt.to_sparse()
+    api.strings.unicode_decode_with_offsets("añ", "UTF-16-BE", errors="ignore")
+
+
+ARRAY_CASES.update({"unicode_decode_to_tensor": _unicode_decode_to_tensor})
