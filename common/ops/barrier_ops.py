@@ -264,6 +264,10 @@ def _take_many(k: KernelConstruction) -> Callable:
         n_arr = np.asarray(inputs[1])
         if n_arr.ndim != 0:
             raise InvalidArgumentError("num_elements must be a scalar.")
+        if int(n_arr) < 0:  # TensorFlow aborts its process here (a CHECK on the shape)
+            raise InvalidArgumentError(
+                f"Expected shape dimensions to be non-negative, got {int(n_arr)}"
+            )
         if types != barrier.component_types:
             have = ", ".join(dtypes.tf_name(t) for t in types)
             want = ", ".join(dtypes.tf_name(t) for t in barrier.component_types)

@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from common import memory
 from common.errors import InvalidArgumentError
 from common.ops import math_util as mu
 from common.ops.registry import KernelConstruction, register_kernel, register_op
@@ -39,7 +40,12 @@ def _count_row(
 
 
 def dense_bincount(
-    arr: np.ndarray, size: np.ndarray, weights: np.ndarray, binary: bool, out: np.dtype
+    arr: np.ndarray,
+    size: np.ndarray,
+    weights: np.ndarray,
+    binary: bool,
+    out: np.dtype,
+    k: KernelConstruction | None = None,
 ) -> np.ndarray:
     if size.ndim != 0:
         raise InvalidArgumentError(f"Shape must be rank 0 but is rank {size.ndim}")
@@ -51,6 +57,10 @@ def dense_bincount(
     values = arr.astype(np.int64)
     if values.size and values.min() < 0:
         raise InvalidArgumentError("Input arr must be non-negative!")
+    # The bins' count comes from an input value: the output and one row's float64 bins
+    # are checked against the budget before they exist.
+    memory.check_allocation(k, [*arr.shape[:-1], n], np.dtype(out))
+    memory.check_allocation(k, [n], np.dtype(np.float64))
     w = None
     if weights.size:
         if weights.shape != arr.shape:
@@ -75,6 +85,6 @@ def _dense_bincount(k: KernelConstruction) -> Callable:
 
     def compute(ctx, inputs: list) -> list:
         arr, size, weights = (np.asarray(v) for v in inputs)
-        return [dense_bincount(arr, size, weights, binary, out)]
+        return [dense_bincount(arr, size, weights, binary, out, k)]
 
     return compute

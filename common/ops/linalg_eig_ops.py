@@ -56,10 +56,17 @@ def eig(x: np.ndarray, compute_v: bool, tout: np.dtype) -> tuple[np.ndarray, np.
     return e.astype(tout), v.astype(tout)
 
 
+def _nan_like(a: np.ndarray) -> np.ndarray:
+    """What Eigen answers where no root or logarithm exists: NaN, in both parts if complex."""
+    return np.full(a.shape, complex(np.nan, np.nan) if np.iscomplexobj(a) else np.nan, a.dtype)
+
+
 def _sqrtm(a: np.ndarray) -> np.ndarray:
     """Principal square root by the scaled product Denman-Beavers iteration."""
     n = a.shape[-1]
-    nan = np.full(a.shape, np.nan, a.dtype)
+    nan = _nan_like(a)
+    if not np.all(np.isfinite(a)):
+        return nan  # numpy's LAPACK refuses NaN and Inf; Eigen's sqrtm gives NaN
     if not np.iscomplexobj(a):
         w = np.linalg.eigvals(a)
         if np.any((w.real < 0) & (np.abs(w.imag) <= 1e-12 * np.abs(w.real))):
@@ -84,8 +91,8 @@ def _logm(a: np.ndarray) -> np.ndarray:
     series log(B) = 2 sum_j z^(2j+1) / (2j+1), z = (B - I)(B + I)^-1."""
     n = a.shape[-1]
     eye = np.eye(n, dtype=a.dtype)
-    nan = np.full(a.shape, np.nan, a.dtype)
-    if np.linalg.matrix_rank(a) < n:
+    nan = _nan_like(a)
+    if not np.all(np.isfinite(a)) or np.linalg.matrix_rank(a) < n:
         return nan
     k, b = 0, a
     while np.linalg.norm(b - eye, 1) > 0.25 and k < 64:

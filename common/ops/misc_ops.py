@@ -13,6 +13,7 @@ from collections.abc import Callable
 import ml_dtypes
 import numpy as np
 
+from common import memory
 from common.errors import InvalidArgumentError
 from common.ops import math_util as mu
 from common.ops.registry import KernelConstruction, register_kernel, register_op
@@ -224,6 +225,9 @@ def _bincount(kc: KernelConstruction) -> Callable:
         if flat.size and flat.min() < 0:
             raise InvalidArgumentError("Input arr must be non-negative!")
         keep = flat < n
+        # The bins' count comes from an input value: np.bincount's float64/int64 bins
+        # are checked against the budget before they exist.
+        memory.check_allocation(kc, [n], np.dtype(np.float64))
         w = None
         if weights.size:
             if weights.shape != arr.shape:
