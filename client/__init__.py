@@ -845,3 +845,6 @@ from client.ops.sparse_gap_ops import (  # noqa: E402, F401
 )
 
 strings.reduce_join = reduce_join
+from client.training.monitored_session import (  # noqa: E402, F401  (tf.report_uninitialized_variables)
+    report_uninitialized_variables,
+)

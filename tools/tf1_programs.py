@@ -115,7 +115,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.cluster:
         from deploy.launcher import LocalCluster
 
-        with LocalCluster().start() as cluster:
+        with LocalCluster().start(timeout=300) as cluster:  # a busy host starts slowly
             clients["tf_on_cluster"] = (tf1, cluster.target)
             clients["ours_on_cluster"] = (client, cluster.target)
             report = measure(programs, oracle, clients)
