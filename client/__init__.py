@@ -865,3 +865,8 @@ strings.unicode_split = _ragged_ops.unicode_split
 strings.unicode_encode = _ragged_ops.unicode_encode
 strings.bytes_split = _ragged_ops.bytes_split
 ragged = _NS(RaggedTensorValue=_RaggedTensorValue)
+
+# isort: split
+from client.training.monitored_session import (  # noqa: E402, F401  (tf.report_uninitialized_variables)
+    report_uninitialized_variables,
+)

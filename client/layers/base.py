@@ -109,6 +109,13 @@ class Layer:
     ) -> Any:
         dtype = dtypes.as_dtype(dtype or self._dtype or dtypes.float32)
         trainable = trainable and self.trainable
+        if (
+            initializer is None
+            and vs.get_variable_scope().initializer is None
+            and dtype.is_floating
+        ):
+            # tf_keras's add_weight default, not get_variable's (see the class's docstring).
+            initializer = init_ops.LayerDefaultGlorotUniform()
         before = len(_ops.get_collection(_ops.GraphKeys.REGULARIZATION_LOSSES))
         v = vs.get_variable(
             name, shape, dtype, initializer, regularizer=regularizer, trainable=trainable

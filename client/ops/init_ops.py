@@ -7,6 +7,7 @@ orthogonal."""
 from __future__ import annotations
 
 import math
+import random
 from typing import Any
 
 from client.framework import dtypes
@@ -297,6 +298,26 @@ def he_uniform(seed: Any = None) -> VarianceScaling:
 
 
 # TensorFlow's public (compat.v1) names.
+class LayerDefaultGlorotUniform(Initializer):
+    """The kernel initializer tf.layers and tf.nn.rnn_cell use when given none.
+
+    In TensorFlow 2.x these layers come from tf_keras, whose default GlorotUniform is
+    stateless: each call draws its seed from Python's `random` (random.randint(1, 1e9)),
+    not from the graph seed, and feeds StatelessRandomUniformV2 the seed [that, 0].
+    Matching that draw is what makes a seeded program give TensorFlow's values.
+    """
+
+    def __call__(self, shape: Any, dtype: Any = None, partition_info: Any = None) -> Any:
+        dtype = _float_dtype(dtype or dtypes.float32)
+        fan_in, fan_out = _compute_fans(_full_shape(shape, partition_info))
+        limit = math.sqrt(3.0 / max(1.0, (fan_in + fan_out) / 2.0))
+        seed = random.randint(1, int(1e9))
+        return random_ops.stateless_random_uniform(shape, [seed, 0], -limit, limit, dtype)
+
+    def get_config(self) -> dict:
+        return {}
+
+
 zeros_initializer = Zeros
 ones_initializer = Ones
 constant_initializer = Constant

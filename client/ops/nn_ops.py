@@ -118,11 +118,37 @@ def sparse_softmax_cross_entropy_with_logits(
         labels = convert_to_tensor(labels)
         logits = convert_to_tensor(logits)
         labels_shape = array_ops.shape(labels)
+        _check_sparse_xent_shapes(labels.shape, logits.shape)
         if logits.shape.ndims == 2:
             # TF names the op by the caller's `name` inside its scope ("xentropy/xentropy").
             op = apply_op("SparseSoftmaxCrossEntropyWithLogits", [logits, labels], {}, name)
             return op.outputs[0]
         return _sparse_xent_flattened(labels, logits, labels_shape, name)
+
+
+def _check_sparse_xent_shapes(labels_static: Any, logits_static: Any) -> None:
+    """The static checks TF's wrapper makes before choosing the 2-D or flattened path."""
+    if logits_static.ndims == 0:
+        raise ValueError(f"`logits` cannot be a scalar. Received logits shape={logits_static}`")
+    if (
+        logits_static.ndims is not None
+        and labels_static.ndims is not None
+        and labels_static.ndims != logits_static.ndims - 1
+    ):
+        raise ValueError(
+            "`labels.shape.rank` must equal `logits.shape.rank - 1`. "
+            f"Received: labels.shape={labels_static} of rank {labels_static.ndims} and "
+            f"logits.shape={logits_static} of rank {logits_static.ndims}"
+        )
+    if (
+        labels_static.is_fully_defined()
+        and logits_static[:-1].is_fully_defined()
+        and labels_static != logits_static[:-1]
+    ):
+        raise ValueError(
+            "`labels.shape` must equal `logits.shape` except for the last dimension. "
+            f"Received: labels.shape={labels_static} and logits.shape={logits_static}"
+        )
 
 
 def _sparse_xent_flattened(labels: Any, logits: Any, labels_shape: Any, name: Any) -> Any:

@@ -43,13 +43,16 @@ def report_uninitialized_variables(
     if var_list is None:
         var_list = _variables.global_variables() + _variables.local_variables()
     with _ops.name_scope(name):
-        if not var_list:
-            return constant([], dtype=dtypes.string)
-        mask = math_ops.logical_not(
-            array_ops.stack([_variables.is_variable_initialized(v) for v in var_list])
-        )
-        names = constant([v.op.name for v in var_list])
-        return array_ops.boolean_mask(names, mask)
+        init_vars = [_variables.is_variable_initialized(v) for v in var_list]
+        # As TF: the report itself runs on the CPU of wherever the graph's device
+        # functions put it (a worker under replica_device_setter), not on the ps.
+        local_device = os.environ.get("TF_DEVICE_FOR_UNINITIALIZED_VARIABLE_REPORTING", "/cpu:0")
+        with _ops.device(local_device):
+            if not var_list:
+                return constant([], dtype=dtypes.string)
+            mask = math_ops.logical_not(array_ops.stack(init_vars))
+            names = constant([v.op.name for v in var_list])
+            return array_ops.boolean_mask(names, mask)
 
 
 class Scaffold:
