@@ -405,6 +405,13 @@ def _grad_kernel(with_shape: bool) -> Callable[[KernelConstruction], Callable]:
         source = k.attr("source")
 
         def compute(ctx: OpKernelContext, inputs: list) -> list:
+            # The gradient array of one forward handle tensor is one array for the step: a
+            # gradient loop asks for it every iteration, and the same handle tensor back
+            # lets the ops using it find the array once (lookup_per_step).
+            cache, key = ctx.step.resource_cache, (id(inputs[0]), source)
+            hit = cache.get(key)
+            if hit is not None and hit[0] is inputs[0]:
+                return [hit[1], _FLOW]
             h = handle_of(inputs[0], ctx.node_name)
             forward = lookup_tensor_array(ctx, inputs[0])
             with forward.lock:
@@ -422,7 +429,9 @@ def _grad_kernel(with_shape: bool) -> Callable[[KernelConstruction], Callable]:
                 )  # fmt: skip
 
             ctx.step.resource_mgr.lookup_or_create(h.container, name, create)
-            return [_ta_handle(h.device, h.container, name), _FLOW]
+            handle = _ta_handle(h.device, h.container, name)
+            cache[key] = (inputs[0], handle)
+            return [handle, _FLOW]
 
         return compute
 

@@ -78,3 +78,20 @@ def test_a_missing_resource_is_not_remembered() -> None:
     rm.create(container, name, stack)
     r.run("StackPushV2", h, np.float32(2), T=F32)
     assert float(r.run("StackPopV2", h, elem_type=F32)[0]) == 2
+
+
+def test_gradient_array_handle_is_one_tensor_per_step_and_source() -> None:
+    """TensorArrayGradV3 asked again for the same forward handle and source answers the
+    same handle tensor (so ops using it find the array once); another source gets
+    another array, and values written through either handle land in one array."""
+    rm = CountingMgr()
+    r = Runner(StepState(1, DEVICE, resource_mgr=rm))
+    h, flow = r.run("TensorArrayV3", np.int32(2), dtype=F32)
+    g1, _ = r.run("TensorArrayGradV3", h, flow, source="gradients")
+    g2, _ = r.run("TensorArrayGradV3", h, flow, source="gradients")
+    other, _ = r.run("TensorArrayGradV3", h, flow, source="gradients_1")
+    assert g1 is g2 and other is not g1
+    assert g1.item().name != other.item().name
+    r.run("TensorArrayWriteV3", g1, np.int32(0), np.float32(1), flow, T=F32)
+    r.run("TensorArrayWriteV3", g2, np.int32(0), np.float32(2), flow, T=F32)  # aggregates
+    assert float(r.run("TensorArrayReadV3", g1, np.int32(0), flow, dtype=F32)[0]) == 3
