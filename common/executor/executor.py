@@ -45,6 +45,7 @@ from common.executor import stats
 from common.executor.graph_view import (
     TRIVIAL_CONST,
     TRIVIAL_FORWARD,
+    TRIVIAL_LOOP_COND,
     TRIVIAL_NO_OUTPUT,
     TRIVIAL_SWITCH,
     GraphView,
@@ -261,7 +262,7 @@ class _ExecutorState:
         input_start, num_inputs, num_outputs = view.input_start, view.num_inputs, view.num_outputs
         propagate, adjust = self.prop.propagate, self.prop.adjust
         fast, out_edges, ctrl_out = view.fast, view.out_edges, view.ctrl_out
-        trivial, consts, np_bool = view.trivial, view.consts, np.bool_
+        trivial, consts, np_bool, ndarray = view.trivial, view.consts, np.bool_, np.ndarray
         outputs: Any  # a kernel's list, or a trivial node's tuple; None when dead
         plain, single_edge, nones = view.plain, view.single_edge, view.nones
         cost, costly = view.cost_estimates, self._costly
@@ -308,6 +309,13 @@ class _ExecutorState:
                         outputs = (DEAD, data) if pred else (data, DEAD)
                     else:
                         t = 0  # the kernel checks the predicate and reports a bad one
+                elif t == TRIVIAL_LOOP_COND:
+                    pred = slots[s]
+                    if type(pred) is np_bool or (type(pred) is ndarray and not pred.ndim):
+                        outputs = (pred,)
+                        slots[s] = None
+                    else:
+                        t = 0  # the kernel reports a predicate that is not a scalar
                 else:  # TRIVIAL_MERGE: its first live input, and that input's index
                     e = s + num_inputs[i]
                     k = s

@@ -43,6 +43,8 @@ KernelLookup = Callable[[Node, str], KernelDef]
 # Bookkeeping kernels the executor does itself, with no context and no kernel call
 # (GraphView.trivial): what the registered kernel of these ops computes, done in place.
 TRIVIAL_FORWARD, TRIVIAL_CONST, TRIVIAL_NO_OUTPUT, TRIVIAL_MERGE, TRIVIAL_SWITCH = 1, 2, 3, 4, 5
+# LoopCond: forwards a scalar (a non-scalar goes to its kernel, which reports it).
+TRIVIAL_LOOP_COND = 6
 _TRIVIAL_OPS = {
     "Identity": TRIVIAL_FORWARD,
     "RefIdentity": TRIVIAL_FORWARD,
@@ -56,6 +58,8 @@ _TRIVIAL_OPS = {
     "RefNextIteration": TRIVIAL_FORWARD,
     "Const": TRIVIAL_CONST,
     "NoOp": TRIVIAL_NO_OUTPUT,
+    "ControlTrigger": TRIVIAL_NO_OUTPUT,
+    "LoopCond": TRIVIAL_LOOP_COND,
     "Merge": TRIVIAL_MERGE,
     "RefMerge": TRIVIAL_MERGE,
     "Switch": TRIVIAL_SWITCH,

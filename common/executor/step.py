@@ -88,6 +88,12 @@ class StepState:
         # Per-step resources (TensorArrays, stacks ...) live in this container of
         # resource_mgr; whoever owns the step calls cleanup() after its last executor.
         self.step_container = step_container or f"__per_step_{step_id}"
+        # What kernels resolved per-step resource handles to, by the handle tensor's id
+        # (and, for a TensorArray's gradient, its source): key -> (handle tensor, what it
+        # resolved to). The tensor is kept so its id is not reused while the entry lives. A
+        # loop's stack and TensorArray ops look the same handle up once per iteration
+        # (common.ops.data_flow_ops.lookup_per_step, TensorArrayGradV3).
+        self.resource_cache: dict[Any, tuple[Any, Any]] = {}
         self.function_runtime = function_runtime
         self.call_frame = call_frame
         # A traced step's recorder (common.executor.stats.DeviceStats), else None: the

@@ -15,7 +15,7 @@ from __future__ import annotations
 import itertools
 import threading
 from collections.abc import Callable
-from typing import Any, TypeGuard
+from typing import Any, TypeGuard, TypeVar
 
 import numpy as np
 
@@ -28,6 +28,7 @@ from common.resource_mgr import ResourceHandle, handle_of
 from common.tensor_shape import shape_string
 
 _FLOW = np.float32(0.0)
+_R = TypeVar("_R")
 _ids = itertools.count()  # unique TensorArray / Stack names within the process
 
 
@@ -319,15 +320,29 @@ def _ta_handle(device: str, container: str, name: str) -> np.ndarray:
 
 
 def lookup_tensor_array(ctx: OpKernelContext, handle_value: Any) -> TensorArray:
+    return lookup_per_step(ctx, handle_value, TensorArray)
+
+
+def lookup_per_step(ctx: OpKernelContext, handle_value: Any, kind: type[_R]) -> _R:
+    """The `kind` resource (a TensorArray or Stack) a DT_RESOURCE handle names, found once
+    per step and handle tensor: a loop's push/pop/read/write ops get the same handle
+    tensor (through Enter) every iteration, and the table lookup under the manager's lock
+    cost more than the push itself. Per-step resources stay in their container until the
+    step ends, so a found one stays valid for the step; a miss is not remembered."""
+    cache = ctx.step.resource_cache
+    hit = cache.get(id(handle_value))
+    if hit is not None and hit[0] is handle_value:
+        return hit[1]
     h = handle_of(handle_value, ctx.node_name)
-    ta = ctx.step.resource_mgr.find(h.container, h.name)
-    if not isinstance(ta, TensorArray):
+    found = ctx.step.resource_mgr.find(h.container, h.name)
+    if not isinstance(found, kind):
         raise NotFoundError(
             f"Container {h.container} does not exist. (Could not find resource: "
             f"{h.container}/{h.name})",
             ctx.node_name,
         )
-    return ta
+    cache[id(handle_value)] = (handle_value, found)
+    return found
 
 
 register_op(
@@ -390,6 +405,13 @@ def _grad_kernel(with_shape: bool) -> Callable[[KernelConstruction], Callable]:
         source = k.attr("source")
 
         def compute(ctx: OpKernelContext, inputs: list) -> list:
+            # The gradient array of one forward handle tensor is one array for the step: a
+            # gradient loop asks for it every iteration, and the same handle tensor back
+            # lets the ops using it find the array once (lookup_per_step).
+            cache, key = ctx.step.resource_cache, (id(inputs[0]), source)
+            hit = cache.get(key)
+            if hit is not None and hit[0] is inputs[0]:
+                return [hit[1], _FLOW]
             h = handle_of(inputs[0], ctx.node_name)
             forward = lookup_tensor_array(ctx, inputs[0])
             with forward.lock:
@@ -407,7 +429,9 @@ def _grad_kernel(with_shape: bool) -> Callable[[KernelConstruction], Callable]:
                 )  # fmt: skip
 
             ctx.step.resource_mgr.lookup_or_create(h.container, name, create)
-            return [_ta_handle(h.device, h.container, name), _FLOW]
+            handle = _ta_handle(h.device, h.container, name)
+            cache[key] = (inputs[0], handle)
+            return [handle, _FLOW]
 
         return compute
 
@@ -621,15 +645,7 @@ def lookup_stack(ctx: OpKernelContext, handle_value: Any) -> Stack:
     """The Stack a handle names: a DT_RESOURCE handle, or the object on a Ref edge."""
     if isinstance(handle_value, Stack):
         return handle_value
-    h = handle_of(handle_value, ctx.node_name)
-    stack = ctx.step.resource_mgr.find(h.container, h.name)
-    if not isinstance(stack, Stack):
-        raise NotFoundError(
-            f"Container {h.container} does not exist. (Could not find resource: "
-            f"{h.container}/{h.name})",
-            ctx.node_name,
-        )
-    return stack
+    return lookup_per_step(ctx, handle_value, Stack)
 
 
 def _create_stack(ctx: OpKernelContext, k: KernelConstruction, max_size: int) -> Stack:

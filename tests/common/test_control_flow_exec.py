@@ -383,3 +383,34 @@ def test_send_recv_inside_loops_of_two_partitions_match_by_frame_and_iteration()
     assert errors == [None, None]
     assert step.call_frame.retvals == [55]
     assert TRACE.count("loop/acc_next") == 10
+
+
+def test_loop_cond_and_control_trigger_run_without_their_kernels() -> None:
+    # LoopCond forwards its scalar bool and ControlTrigger has no output: the executor
+    # does both itself (a while loop runs one LoopCond per iteration), with the same results.
+    g = Graph()
+    i_exit, s_exit = sum_loop(g)
+    trigger = add(g, "trigger", "ControlTrigger", ctrl=[i_exit])
+    retval(g, "i", add(g, "i_out", "_ExecTestId", [i_exit], ctrl=[trigger]), 0)
+    retval(g, "s", s_exit, 1)
+    executor = Executor(g, DEVICE)
+    view = executor.view
+
+    def not_called(ctx, inputs):
+        raise AssertionError(f"{ctx.node_name}'s kernel ran")
+
+    replaced = [i for i, nd in enumerate(view.nodes) if nd.op in ("LoopCond", "ControlTrigger")]
+    assert len(replaced) == 2 and all(view.trivial[i] for i in replaced)
+    for i in replaced:
+        view.computes[i] = not_called
+    assert _run_with(executor, 2) == [11, 55]
+
+
+def test_loop_cond_on_a_non_scalar_input_still_fails_naming_the_node() -> None:
+    g = Graph()
+    p = add(g, "p", "_Arg", T=DataType.DT_BOOL, index=0)
+    retval(g, "out", add(g, "cond", "LoopCond", [p]), 0)
+    with pytest.raises(InvalidArgumentError) as info:
+        _run_with(Executor(g, DEVICE), 1, [np.array([True, False])])
+    assert info.value.node_name == "cond"
+    assert "must be a scalar" in info.value.message
