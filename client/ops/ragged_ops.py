@@ -1,8 +1,7 @@
-"""Client, graph building: what TF1 programs do with RaggedTensors, kept small: building
-one from value_rowids or row_lengths, to_tensor / to_sparse (RaggedTensorToTensor /
-RaggedTensorToSparse, as TF's ragged_tensor.py emits them), nrows / row_lengths, and the
-string APIs returning one: tf.strings.unicode_decode(_with_offsets), unicode_split,
-unicode_encode, bytes_split and strings.split(result_type="RaggedTensor").
+"""Client, graph building: the string APIs returning RaggedTensors (the class, its
+factories and views are client/framework/ragged_tensor.py):
+tf.strings.unicode_decode(_with_offsets), unicode_split, unicode_encode, bytes_split and
+strings.split(result_type="RaggedTensor").
 
 Inputs of rank 0 and 1 only for the string APIs (TF's higher ranks add uniform row
 partitions this client does not build). TF registers no gradient for the unicode ops;
@@ -15,93 +14,12 @@ from typing import Any
 from client.framework import dtypes, shape_fns
 from client.framework import ops as _ops
 from client.framework.op_builder import apply_op, constant, convert_to_tensor
-from client.framework.ragged_tensor import RaggedTensor
+from client.framework.ragged_tensor import RaggedTensor, from_value_rowids
 from client.framework.sparse_tensor import SparseTensor
 from client.framework.tensor_shape import TensorShape
-from client.ops import array_ops, bincount_ops, math_ops
+from client.ops import array_ops, math_ops
 
 _DECODE_DEFAULTS = {"errors": "replace", "replacement_char": 65533}
-
-
-# -- RaggedTensor factories and views ------------------------------------------------------
-def row_splits_from_row_lengths(row_lengths: Any) -> Any:
-    """[0, cumsum(row_lengths)...] as int64 (TF's RowPartition.from_row_lengths)."""
-    lengths = math_ops.cast(convert_to_tensor(row_lengths, name="row_lengths"), dtypes.int64)
-    zero = constant([0], dtype=dtypes.int64)
-    return array_ops.concat([zero, math_ops.cumsum(lengths)], axis=0)
-
-
-def from_value_rowids(
-    values: Any, value_rowids: Any, nrows: Any = None, name: str | None = None
-) -> RaggedTensor:
-    """Row i holds the values whose row id is i (ids sorted), nrows defaulting to the
-    largest id + 1; splits from a bincount of the ids, as TF's RowPartition builds them."""
-    with _ops.name_scope(name, "RaggedFromValueRowIds", [values, value_rowids, nrows]):
-        rowids = math_ops.cast(convert_to_tensor(value_rowids, name="value_rowids"), dtypes.int64)
-        if nrows is None:
-            nrows = math_ops.reduce_max(rowids) + 1
-        nrows = math_ops.cast(convert_to_tensor(nrows, name="nrows"), dtypes.int64)
-        counts = bincount_ops.bincount(rowids, minlength=nrows, maxlength=nrows, dtype=dtypes.int64)
-        return RaggedTensor(values, row_splits_from_row_lengths(counts))
-
-
-def from_row_lengths(values: Any, row_lengths: Any, name: str | None = None) -> RaggedTensor:
-    with _ops.name_scope(name, "RaggedFromRowLengths", [values, row_lengths]):
-        return RaggedTensor(values, row_splits_from_row_lengths(row_lengths))
-
-
-def nested_row_splits(rt: RaggedTensor) -> list[Any]:
-    out = [rt.row_splits]
-    values = rt.values
-    while isinstance(values, RaggedTensor):
-        out.append(values.row_splits)
-        values = values.values
-    return out
-
-
-def nrows(rt: RaggedTensor, out_type: Any = dtypes.int64, name: str | None = None) -> Any:
-    with _ops.name_scope(name, "RaggedNRows", [rt.row_splits]):
-        n = array_ops.shape(rt.row_splits, out_type=out_type)[0]
-        return n - 1
-
-
-def row_lengths(rt: RaggedTensor, name: str | None = None) -> Any:
-    with _ops.name_scope(name, "RaggedRowLengths", [rt.row_splits]):
-        splits = rt.row_splits
-        return splits[1:] - splits[:-1]
-
-
-def to_tensor(
-    rt: RaggedTensor, default_value: Any = None, name: str | None = None, shape: Any = None
-) -> Any:
-    """RaggedTensorToTensor: rows padded with default_value (zeros when None) to the
-    longest row, or cut/padded to `shape` where it gives a dimension."""
-    with _ops.name_scope(name, "RaggedToTensor", [rt.flat_values, default_value]):
-        flat = rt.flat_values
-        if default_value is None:
-            default = array_ops.zeros([], dtype=flat.dtype)
-        else:
-            default = convert_to_tensor(default_value, dtype=flat.dtype, name="default_value")
-        if shape is None:
-            shape_t = constant(-1, dtype=dtypes.int64)
-        else:
-            dims = [-1 if d is None else d for d in TensorShape(shape).as_list()]
-            shape_t = constant(dims, dtype=dtypes.int64)
-        splits = nested_row_splits(rt)
-        attrs = {"row_partition_types": ["ROW_SPLITS"] * len(splits)}
-        out = apply_op("RaggedTensorToTensor", [shape_t, flat, default, splits], attrs).outputs[0]
-        rank = 1 + len(splits) + (flat.shape.ndims - 1 if flat.shape.ndims is not None else 0)
-        out.set_shape([None] * rank if flat.shape.ndims is not None else None)
-        return out
-
-
-def to_sparse(rt: RaggedTensor, name: str | None = None) -> SparseTensor:
-    with _ops.name_scope(name, "RaggedToSparse", [rt.flat_values]):
-        splits = nested_row_splits(rt)
-        indices, values, shape = apply_op(
-            "RaggedTensorToSparse", [splits, rt.flat_values], {}
-        ).outputs
-        return SparseTensor(indices, values, shape)
 
 
 # -- strings ----------------------------------------------------------------------------
