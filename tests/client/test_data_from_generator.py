@@ -240,13 +240,24 @@ def test_signature_arguments_are_checked_as_tensorflow_checks_them(kwargs, messa
 
 
 # -- graph ----------------------------------------------------------------------------------
-def _graph(tf):
+def _dict_with_args_map(tf):
+    ds = tf.data.Dataset.from_generator(
+        _counted, {"i": tf.int32, "w": tf.string}, {"i": [], "w": []}, args=(3, "ab")
+    )
+    return ds.map(lambda e: e["i"])
+
+
+GRAPHS = {
+    "dict_with_args_map": _dict_with_args_map,  # the PyFunc path
+    "types_only_unknown_shape": _types_only_unknown_shape,  # the EagerPyFunc path
+    "output_signature": _output_signature,
+}
+
+
+def _graph(tf, body):
     g = tf.Graph()
     with g.as_default():
-        ds = tf.data.Dataset.from_generator(
-            _counted, {"i": tf.int32, "w": tf.string}, {"i": [], "w": []}, args=(3, "ab")
-        )
-        tf.data.make_one_shot_iterator(ds.map(lambda e: e["i"])).get_next()
+        tf.data.make_one_shot_iterator(body(tf)).get_next()
     return g.as_graph_def()
 
 
@@ -275,8 +286,9 @@ def _arg_or_output(name: str) -> str:
     return name if ":" in name else "ARG"
 
 
-def test_graph_matches_tensorflow():
-    ours, theirs = _graph(client), _graph(tf1)
+@pytest.mark.parametrize("name", sorted(GRAPHS))
+def test_graph_matches_tensorflow(name):
+    ours, theirs = _graph(client, GRAPHS[name]), _graph(tf1, GRAPHS[name])
     assert [(n.name, n.op, list(n.input)) for n in ours.node] == [
         (n.name, n.op, list(n.input)) for n in theirs.node
     ]
