@@ -208,6 +208,20 @@ class Dataset(structure.HasElementSpec):
         return Dataset(_variant_op("TensorSliceDataset", [components], attrs), spec)
 
     @staticmethod
+    def from_generator(
+        generator: Callable[..., Any],
+        output_types: Any = None,
+        output_shapes: Any = None,
+        args: Any = None,
+        output_signature: Any = None,
+        name: str | None = None,
+    ) -> Dataset:
+        """The elements a Python generator yields (client/data/from_generator.py)."""
+        from client.data.from_generator import from_generator  # it builds on Dataset
+
+        return from_generator(generator, output_types, output_shapes, args, output_signature)
+
+    @staticmethod
     def range(*args: Any, output_type: Any = _dtypes.int64, name: str | None = None) -> Dataset:
         """range(stop), range(start, stop[, step]) as int64 scalars (RangeDataset)."""
         if not 1 <= len(args) <= 3:

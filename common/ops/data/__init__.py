@@ -11,6 +11,7 @@ module registering its own ops:
                       Cardinality, and pass-throughs (Prefetch, Optimize, Model ...)
   shuffle             Shuffle(V1-V3), ShuffleAndRepeat(V1-V2), seed generators (TF's order)
   functions           Map, ParallelMap, Filter, FlatMap, Interleave
+  generator           GeneratorDataset (from_generator's source)
   readers             TFRecordDataset(V2), TextLineDataset, FixedLengthRecordDataset(V2)
   iterators           OneShotIterator, IteratorV2, Anonymous iterators, MakeIterator,
                       IteratorGetNext(Sync/AsOptional), string handles
@@ -21,6 +22,7 @@ from __future__ import annotations
 from common.ops.data import (  # noqa: F401  (imported for their registrations)
     base,
     functions,
+    generator,
     iterators,
     readers,
     shuffle,
