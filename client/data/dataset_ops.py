@@ -207,19 +207,10 @@ class Dataset(structure.HasElementSpec):
         attrs = {"output_shapes": structure.flat_shapes(spec)}
         return Dataset(_variant_op("TensorSliceDataset", [components], attrs), spec)
 
-    @staticmethod
-    def from_generator(
-        generator: Callable[..., Any],
-        output_types: Any = None,
-        output_shapes: Any = None,
-        args: Any = None,
-        output_signature: Any = None,
-        name: str | None = None,
-    ) -> Dataset:
-        """The elements a Python generator yields (client/data/from_generator.py)."""
-        from client.data.from_generator import from_generator  # it builds on Dataset
-
-        return from_generator(generator, output_types, output_shapes, args, output_signature)
+    # Dataset.from_generator(generator, output_types, output_shapes, args,
+    # output_signature, name) builds on this class: client/data/__init__.py sets it from
+    # client/data/from_generator.py.
+    from_generator: Callable[..., Dataset]
 
     @staticmethod
     def range(*args: Any, output_type: Any = _dtypes.int64, name: str | None = None) -> Dataset:
