@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from common import memory
 from common.errors import InternalError, InvalidArgumentError
 from common.hashing import hash64
 from common.ops import math_util as mu
@@ -196,6 +197,11 @@ def _dense_table(k: KernelConstruction) -> Callable:
             raise InvalidArgumentError("Only scalar keys are supported here", k.node_name)
         if _key(empty[()]) == _key(deleted[()]):
             raise InvalidArgumentError("Empty and deleted keys cannot be equal")
+        # The bucket array is allocated up front (TensorFlow's layout): a client's
+        # initial_num_buckets is checked against the memory budget first, the keys (one
+        # slot each) and the values as ResourceExhausted naming the node.
+        memory.check_allocation(k, [buckets], np.dtype(np.int64), "bucket keys")
+        memory.check_allocation(k, [buckets, *shape], mu.np_type(k.attr("value_dtype")))
         return DenseTable(
             k.attr("key_dtype"), k.attr("value_dtype"), shape, empty, deleted, buckets,
             k.attr("max_load_factor"),
