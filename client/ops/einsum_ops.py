@@ -1,33 +1,46 @@
 """Client, graph building: tf.einsum as TensorFlow 2.21's compat.v1 builds it in a graph
-(special_math_ops._einsum_v2: one Einsum op for one or two operands, opt_einsum's greedy
-contraction path for more), Einsum's static shape, and its gradient (linalg_grad.py's
-_EinsumGrad, node for node)."""
+(special_math_ops._einsum_v2: one Einsum op for one or two operands, one per pairwise
+contraction of opt_einsum's path for more) and Einsum's static shape (TF's EinsumShape).
+Its gradient is client/ops/gradients/einsum_grad.py."""
 
 from __future__ import annotations
 
 import collections
+import functools
 import re
 from typing import Any
 
-from client.framework import dtypes, shape_fns
+import numpy as np
+
 from client.framework import ops as _ops
-from client.framework.gradient_registry import RegisterGradient
-from client.framework.op_builder import apply_op, convert_to_tensor
+from client.framework import shape_fns
+from client.framework.op_builder import apply_op
 from client.framework.tensor_shape import TensorShape
-from client.ops import array_ops, math_ops
-from client.ops.gradients.math_grad import _reduced_shape
-from client.ops.linalg_norm_ops import conj
 
-_ELLIPSIS = "..."
+ELLIPSIS = "..."
+# What opt_einsum reads of an operand: its shape only (no array is made for the path).
+_Shaped = collections.namedtuple("_Shaped", ["shape"])
 
 
-def _einsum_op(inputs: list[Any], equation: str, name: str | None = None) -> Any:
+def einsum_op(inputs: list[Any], equation: str, name: str | None = None) -> Any:
+    """One Einsum node (gen_linalg_ops.einsum): TF's einsum and its gradient build these."""
     return apply_op("Einsum", [list(inputs)], {"equation": equation}, name).outputs[0]
 
 
-def _resolve_equation(equation: str, n_inputs: int) -> tuple[str, str | None]:
-    """TF's _einsum_v2_parse_and_resolve_equation: the equation without spaces, with an
-    explicit output, "..." spelled as the label "0" (returned as the ellipsis label)."""
+def _static_shape(operand: Any) -> list[Any] | None:
+    """An operand's static shape as a list (None for an unknown rank). TensorFlow reads
+    `.shape` before converting, so numpy arrays (and here lists) are converted by the
+    Einsum op that takes them, under its own name scope."""
+    shape = getattr(operand, "shape", None)
+    if isinstance(shape, TensorShape):
+        return shape.as_list() if shape.ndims is not None else None
+    return list(np.shape(operand))
+
+
+def _parse_equation(equation: str, n_inputs: int) -> tuple[str, list[str], str | None]:
+    """The first half of TF's _einsum_v2_parse_and_resolve_equation: the equation without
+    spaces, with an explicit output, "..." spelled as the label "0" (returned as the
+    ellipsis label) so that opt_einsum treats it as one more label; and the inputs' labels."""
     resolved = equation.replace(" ", "")
     ellipsis_label = None
     if "..." in equation:
@@ -58,11 +71,49 @@ def _resolve_equation(equation: str, n_inputs: int) -> tuple[str, str | None]:
             )
     if ellipsis_label and output_labels and output_labels.count(ellipsis_label) > 1:
         raise ValueError(f"Output subscripts contain multiple ellipsis: {equation}")
-    return resolved, ellipsis_label
+    return resolved, input_labels, ellipsis_label
+
+
+def _resolve_shapes(
+    equation: str,
+    input_labels: list[str],
+    shapes: list[list[Any] | None],
+    ellipsis_label: str | None,
+) -> list[list[int]]:
+    """The second half of TF's _einsum_v2_parse_and_resolve_equation: one positive size per
+    label for opt_einsum, the largest any input gives it (1 where none knows it), an
+    ellipsis as one label sized by the product of its known dims."""
+    label_to_dim: dict[str, int] = collections.defaultdict(lambda: 1)
+    for i, (labels, shape) in enumerate(zip(input_labels, shapes)):
+        if shape is None:
+            continue
+        start = labels.find(ellipsis_label) if ellipsis_label else -1
+        if start != -1:
+            if start != labels.rfind(labels[start]):
+                spelled = labels.replace(labels[start], ELLIPSIS)
+                raise ValueError(f"Too many ellipses in input label {spelled}.")
+            if len(labels) > len(shape) + 1:
+                raise ValueError(
+                    f"Too many named labels in {i}th subscript string of equation {equation} "
+                    f"for input shape {shape} "
+                )
+            end = start + len(shape) + 1 - len(labels)
+            # TF's filter(None, ...) drops unknown and zero dims alike from the product.
+            shape[start:end] = [np.prod([d for d in shape[start:end] if d], dtype=np.int64)]
+        elif len(labels) != len(shape):
+            raise ValueError(
+                f"Number of named labels in input #{i} of equation {equation} must be equal "
+                f"to the number of dimensions in shape {shape}"
+            )
+        for dim, label in zip(shape, labels):
+            if dim is not None:
+                label_to_dim[label] = max(label_to_dim[label], dim)
+    return [[label_to_dim[label] for label in labels] for labels in input_labels]
 
 
 def einsum(equation: str, *inputs: Any, **kwargs: Any) -> Any:
-    """tf.einsum / tf.linalg.einsum: Einsum ops under the name scope "einsum"."""
+    """tf.einsum / tf.linalg.einsum: Einsum ops under the name scope "einsum"; with three
+    or more operands one Einsum per pairwise contraction of opt_einsum's path."""
     name = kwargs.pop("name", None)
     optimize = kwargs.pop("optimize", "greedy")
     if kwargs:
@@ -71,207 +122,97 @@ def einsum(equation: str, *inputs: Any, **kwargs: Any) -> Any:
             "Valid arguments: name, optimize, greedy."
         )
     with _ops.name_scope(name, "einsum", [equation, inputs]):
-        operands = [convert_to_tensor(x) for x in inputs]
-        resolved, ellipsis_label = _resolve_equation(equation, len(operands))
+        operands = list(inputs)
+        shapes = [_static_shape(x) for x in operands]
+        resolved, input_labels, ellipsis_label = _parse_equation(equation, len(operands))
         if len(operands) <= 2:
             if ellipsis_label:
-                resolved = resolved.replace(ellipsis_label, _ELLIPSIS)
-            return _einsum_op(operands, resolved)
-        return _contract_along_path(resolved, operands, ellipsis_label, optimize)
+                resolved = resolved.replace(ellipsis_label, ELLIPSIS)
+            return einsum_op(operands, resolved)
+        resolved_shapes = _resolve_shapes(equation, input_labels, shapes, ellipsis_label)
+        shaped = tuple(_Shaped(tuple(s)) for s in resolved_shapes)
+        for indices, binary_equation in _contraction_path(resolved, shaped, optimize):
+            if ellipsis_label:
+                binary_equation = binary_equation.replace(ellipsis_label, ELLIPSIS)
+            picked = [operands.pop(i) for i in indices]
+            operands.append(einsum_op(picked, binary_equation))
+        return operands[0]
 
 
-def _contract_along_path(
-    equation: str, operands: list[Any], ellipsis_label: str | None, optimize: str
-) -> Any:
-    """Three or more operands: pairwise Einsum ops in the order opt_einsum's contraction
-    path gives (TensorFlow's choice; opt_einsum is needed to make the same one)."""
-    try:
-        import opt_einsum  # type: ignore[import-not-found, import-untyped, unused-ignore]
-    except ImportError:
-        raise NotImplementedError(
-            "einsum of more than two operands follows opt_einsum's contraction path; "
-            "install opt_einsum"
-        ) from None
-    shaped = collections.namedtuple("shaped", ["shape"])
-    shapes = []
-    for t in operands:
-        if t.shape.ndims is None:
-            raise ValueError("einsum of more than two operands needs their ranks")
-        shapes.append(shaped(tuple(t.shape.as_list())))
-    if ellipsis_label:
-        raise NotImplementedError("einsum of more than two operands with an ellipsis")
+# Memoized as TensorFlow memoizes it (so an unhashable `optimize`, such as a path given as a
+# list, is refused the same way: TypeError).
+@functools.lru_cache(maxsize=128)
+def _contraction_path(
+    equation: str, shaped: tuple[Any, ...], optimize: Any
+) -> tuple[tuple[tuple[int, ...], str], ...]:
+    """opt_einsum's contraction path as (operand indices, two-operand equation) pairs.
+    opt_einsum is imported here only: one or two operands never need it."""
+    import opt_einsum  # type: ignore[import-not-found, import-untyped, unused-ignore]
+
+    # einsum_call=True: the path and its equations, without opt_einsum contracting anything.
     _, contractions = opt_einsum.contract_path(
-        equation, *shapes, optimize=optimize, einsum_call=True, use_blas=True
+        equation, *shaped, optimize=optimize, einsum_call=True, use_blas=True
     )
-    pending = list(operands)
-    for contraction in contractions:
-        picked = [pending.pop(i) for i in contraction[0]]
-        pending.append(_einsum_op(picked, contraction[2]))
-    return pending[0]
+    return tuple((tuple(c[0]), c[2]) for c in contractions)
 
 
 # -- static shape (TF's EinsumShape, for the shapes a client graph needs) ------------------
 
 
 def _einsum_shape(op: Any) -> list[Any]:
-    """Each output label's dim from the inputs (None where no input knows it), the
-    ellipsis as the broadcast of the inputs' batch dims (unknown rank if one is)."""
+    """TF's EinsumShape: each input's rank checked against its labels, a label's dims
+    merged across inputs, the ellipsis as the broadcast of the inputs' batch dims (unknown
+    rank if one input's rank is unknown)."""
     equation = op.get_attr("equation")
     if isinstance(equation, bytes):
         equation = equation.decode()
     inputs_part, output_part = equation.split("->")
     dims: dict[str, Any] = {}
-    batch: list[Any] | None = []
-    for subs, t in zip(inputs_part.split(","), op.inputs):
-        head, has_ellipsis, tail = subs.partition(_ELLIPSIS)
+    batch: TensorShape = TensorShape([])
+    for i, (subs, t) in enumerate(zip(inputs_part.split(","), op.inputs)):
+        head, has_ellipsis, tail = subs.partition(ELLIPSIS)
         if t.shape.ndims is None:
-            batch = None if has_ellipsis else batch
-            continue
-        have = t.shape.as_list()
-        tail_dims = have[len(have) - len(tail) :] if tail else []
-        for label, d in [*zip(head, have), *zip(tail, tail_dims)]:
-            if dims.get(label) is None:
-                dims[label] = d
-        if has_ellipsis and batch is not None:
-            batch = _broadcast_dims(batch, have[len(head) : len(have) - len(tail)])
-    head, has_ellipsis, tail = output_part.partition(_ELLIPSIS)
-    if has_ellipsis and batch is None:
+            batch = TensorShape(None) if has_ellipsis else batch
+            have: list[Any] = [None] * (len(head) + len(tail))
+        else:
+            have = t.shape.as_list()
+            _check_rank(len(have), len(head) + len(tail), has_ellipsis, i, equation)
+        labelled = [*zip(head, have), *zip(tail, have[len(have) - len(tail) :] if tail else [])]
+        for label, d in labelled:
+            dims[label] = _merge_dim(dims[label], d) if label in dims else d
+        if has_ellipsis and t.shape.ndims is not None:
+            batch = shape_fns.broadcast_shapes(
+                batch, TensorShape(have[len(head) : len(have) - len(tail)])
+            )
+    head, has_ellipsis, tail = output_part.partition(ELLIPSIS)
+    if has_ellipsis and batch.ndims is None:
         return [TensorShape(None)]
-    middle = batch if has_ellipsis and batch is not None else []
+    if not has_ellipsis and batch.ndims:
+        raise shape_fns.ShapeError(
+            f"Shape must be at most rank 0 but is rank {batch.ndims}\n\t for einsum equation "
+            f"'{equation}' without ellipsis (...) in the output subscripts where input(s) "
+            "have non-empty broadcasting shape"
+        )
+    middle = batch.as_list() if has_ellipsis else []
     return [TensorShape([dims.get(c) for c in head] + middle + [dims.get(c) for c in tail])]
 
 
-def _broadcast_dims(a: list[Any], b: list[Any]) -> list[Any]:
-    n = max(len(a), len(b))
-    a, b = [1] * (n - len(a)) + a, [1] * (n - len(b)) + b
-    return [y if x == 1 else x if y == 1 else (x if x is not None else y) for x, y in zip(a, b)]
+def _check_rank(rank: int, named: int, has_ellipsis: bool, i: int, equation: str) -> None:
+    """TF's WithRank (WithRankAtLeast with an ellipsis) on input i, in TF's words."""
+    if rank == named or (has_ellipsis and rank > named):
+        return
+    at_least = "at least " if has_ellipsis else ""
+    raise shape_fns.ShapeError(
+        # TF adds its context to a status on a new, tab-indented line.
+        f"Shape must be {at_least}rank {named} but is rank {rank}\n\t "
+        f"for {i}th input and equation: {equation}"
+    )
+
+
+def _merge_dim(a: int | None, b: int | None) -> int | None:
+    if a is not None and b is not None and a != b:
+        raise shape_fns.ShapeError(f"Dimensions must be equal, but are {a} and {b}")
+    return a if a is not None else b
 
 
 shape_fns.SHAPE_FNS.setdefault("Einsum", _einsum_shape)
-
-
-# -- gradient (TensorFlow's _EinsumGrad) ---------------------------------------------------
-
-
-def _axis_from_label(subscripts: str, label: str) -> int | None:
-    splits = subscripts.split(_ELLIPSIS)
-    index = splits[0].find(label)
-    if index != -1:
-        return index
-    if len(splits) < 2:
-        return None
-    index = splits[1].find(label)
-    if index != -1:
-        return index - len(splits[1])
-    return None
-
-
-def _bcast_subshape(subscripts: str) -> tuple[int, int | None]:
-    start = subscripts.find(_ELLIPSIS)
-    if start == -1:
-        return 0, 0
-    remaining = len(subscripts) - (start + len(_ELLIPSIS))
-    return start, (-remaining if remaining > 0 else None)
-
-
-def _reduced_subscripts(
-    reduced_label_set: set[str], input_shape: Any, subscripts: str
-) -> tuple[str, Any, list[Any]]:
-    reduced_subs = "".join(list(reduced_label_set))
-    reduced_axes = [_axis_from_label(subscripts, s) for s in reduced_subs]
-    reduced_dims = array_ops.stack([input_shape[ax] for ax in reduced_axes])
-    return reduced_subs, reduced_dims, reduced_axes
-
-
-def _grad_reduced(
-    output_grad: Any,
-    output_subs: str,
-    input_subs: str,
-    input_shape: Any,
-    reduced_label_set: set[str],
-) -> Any:
-    reduced_subs, reduced_dims, reduced_axes = _reduced_subscripts(
-        reduced_label_set, input_shape, input_subs
-    )
-    has_repeated_labels = len(set(input_subs)) + len(set(output_subs)) < len(input_subs) + len(
-        output_subs
-    )
-    input_subs_without_reduced = "".join(s for s in input_subs if s not in reduced_label_set)
-    if not has_repeated_labels and input_subs_without_reduced == output_subs:
-        reduced_shape = _reduced_shape(input_shape, convert_to_tensor(reduced_axes))
-        return array_ops.broadcast_to(array_ops.reshape(output_grad, reduced_shape), input_shape)
-    grad_shape_with_reduced = array_ops.concat([reduced_dims, array_ops.shape(output_grad)], axis=0)
-    reduced_shape = array_ops.concat(
-        [
-            array_ops.ones(len(reduced_label_set), dtype=dtypes.int32),
-            array_ops.shape(output_grad),
-        ],
-        axis=0,
-    )
-    broadcasted = array_ops.broadcast_to(
-        array_ops.reshape(output_grad, reduced_shape), grad_shape_with_reduced
-    )
-    return _einsum_op([broadcasted], f"{reduced_subs + output_subs}->{input_subs}")
-
-
-def _grad_wrt(
-    output_grad: Any,
-    other_operand: Any,
-    input_shape: Any,
-    input_subs: str,
-    other_subs: str,
-    output_subs: str,
-) -> Any:
-    reduced_label_set = set(input_subs).difference(set(output_subs + other_subs + "."))
-    left_subs = "".join(s for s in input_subs if s not in reduced_label_set)
-    grad_reduced = _einsum_op(
-        [output_grad, other_operand], f"{output_subs},{other_subs}->{left_subs}"
-    )
-    if not reduced_label_set:
-        return grad_reduced
-    return _grad_reduced(grad_reduced, left_subs, input_subs, input_shape, reduced_label_set)
-
-
-@RegisterGradient("Einsum")
-def _einsum_grad(op: Any, grad: Any) -> Any:
-    equation = op.get_attr("equation")
-    if isinstance(equation, bytes):
-        equation = equation.decode()
-    input_subs, output_subs = equation.split("->")
-    if len(op.inputs) == 1:
-        input_shape = array_ops.shape(op.inputs[0])
-        reduced_label_set = set(input_subs).difference(set(output_subs + _ELLIPSIS))
-        if not reduced_label_set:
-            return _einsum_op([grad], f"{output_subs}->{input_subs}")
-        return _grad_reduced(grad, output_subs, input_subs, input_shape, reduced_label_set)
-
-    x_subs, y_subs = input_subs.split(",")
-    if _ELLIPSIS in output_subs:
-        if _ELLIPSIS not in x_subs:
-            x_subs += _ELLIPSIS
-        if _ELLIPSIS not in y_subs:
-            y_subs += _ELLIPSIS
-    x, y = op.inputs[0], op.inputs[1]
-    if grad.dtype.is_complex:
-        x, y = conj(x), conj(y)
-    x_shape = array_ops.shape(x)
-    y_shape = array_ops.shape(y)
-    grad_x = _grad_wrt(grad, y, x_shape, x_subs, y_subs, output_subs)
-    grad_y = _grad_wrt(grad, x, y_shape, y_subs, x_subs, output_subs)
-    if _ELLIPSIS not in output_subs:
-        return grad_x, grad_y
-    bx_start, bx_end = _bcast_subshape(x_subs)
-    by_start, by_end = _bcast_subshape(y_subs)
-    xs, ys = x.shape, y.shape
-    if (
-        xs.is_fully_defined()
-        and ys.is_fully_defined()
-        and xs.as_list()[bx_start:bx_end] == ys.as_list()[by_start:by_end]
-    ):
-        return grad_x, grad_y
-    rx, ry = apply_op(
-        "BroadcastGradientArgs", [x_shape[bx_start:bx_end], y_shape[by_start:by_end]]
-    ).outputs
-    grad_x = array_ops.reshape(math_ops.reduce_sum(grad_x, bx_start + rx), x_shape)
-    grad_y = array_ops.reshape(math_ops.reduce_sum(grad_y, by_start + ry), y_shape)
-    return grad_x, grad_y

@@ -11,6 +11,7 @@ from client.ops.gradients import (  # noqa: F401  (imported for their registrati
     complex_grad,
     control_flow_grad,
     data_flow_grad,
+    einsum_grad,
     image_grad,
     linalg_decomp_grad,
     linalg_grad,
