@@ -1361,6 +1361,10 @@ GRADIENT_CASES.update(
         "Einsum_ellipsis_broadcast": _einsum_grad("...ij,jk->...ik", (2, 1, 2, 3), (3, 4)),
         "Einsum_ellipsis_unknown": _einsum_grad("...ij,...jk->...ik", (None, 2, 3), (1, 3, 4)),
         "Einsum_implicit": _einsum_grad("ij,jk", (2, 3), (3, 4)),
+        "Einsum_three": _einsum_grad("ij,jk,kl->il", (2, 3), (3, 4), (4, 5)),
+        "Einsum_four_ellipsis": _einsum_grad(
+            "...ij,jk,...kl,lm->...im", (1, 3, 2, 3), (3, 4), (2, 1, 4, 5), (5, 2)
+        ),
     }
 )
 
