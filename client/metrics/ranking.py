@@ -56,78 +56,38 @@ def _streaming_count_at_k(
         return var, _assign_add(var, batch_total)
 
 
-def _ratio_at_top_k(
-    default: str,
-    other: str,
-    labels: Any,
-    predictions_idx: Any,
-    k: Any,
-    class_id: Any,
-    weights: Any,
-    metrics_collections: Any,
-    updates_collections: Any,
-    name: Any,
-) -> tuple[Any, Any]:
-    """tp / (tp + other) streamed: precision (other = fp) or recall (other = fn)."""
-    with _ops.name_scope(
-        name, _at_k_name(default, k, class_id), [predictions_idx, labels, weights]
-    ) as scope:
-        predictions_idx = convert_to_tensor(predictions_idx)
-        labels = maybe_expand_labels(labels, predictions_idx)
-        top_k_idx = math_ops.cast(predictions_idx, dtypes.int64)
-        tp, tp_update = _streaming_count_at_k("tp", labels, top_k_idx, k, class_id, weights)
-        x, x_update = _streaming_count_at_k(other, labels, top_k_idx, k, class_id, weights)
-        metric = math_ops.divide(tp, math_ops.add(tp, x), name=scope)
-        update = math_ops.divide(tp_update, math_ops.add(tp_update, x_update), name="update")
-        return _collected(metrics_collections, updates_collections, metric, update)
+def _at_top_k(default: str, other: str):
+    """precision_at_top_k (other = "fp") or recall_at_top_k (other = "fn"): tp / (tp +
+    other) streamed over the given top-k ids."""
+
+    def fn(
+        labels: Any,
+        predictions_idx: Any,
+        k: Any = None,
+        class_id: Any = None,
+        weights: Any = None,
+        metrics_collections: Any = None,
+        updates_collections: Any = None,
+        name: Any = None,
+    ) -> tuple[Any, Any]:
+        with _ops.name_scope(
+            name, _at_k_name(default, k, class_id), [predictions_idx, labels, weights]
+        ) as scope:
+            predictions_idx = convert_to_tensor(predictions_idx)
+            labels = maybe_expand_labels(labels, predictions_idx)
+            top_k_idx = math_ops.cast(predictions_idx, dtypes.int64)
+            tp, tp_update = _streaming_count_at_k("tp", labels, top_k_idx, k, class_id, weights)
+            x, x_update = _streaming_count_at_k(other, labels, top_k_idx, k, class_id, weights)
+            metric = math_ops.divide(tp, math_ops.add(tp, x), name=scope)
+            update = math_ops.divide(tp_update, math_ops.add(tp_update, x_update), name="update")
+            return _collected(metrics_collections, updates_collections, metric, update)
+
+    fn.__name__ = f"{default}_at_top_k"
+    return fn
 
 
-def precision_at_top_k(
-    labels: Any,
-    predictions_idx: Any,
-    k: Any = None,
-    class_id: Any = None,
-    weights: Any = None,
-    metrics_collections: Any = None,
-    updates_collections: Any = None,
-    name: Any = None,
-) -> tuple[Any, Any]:
-    return _ratio_at_top_k(
-        "precision",
-        "fp",
-        labels,
-        predictions_idx,
-        k,
-        class_id,
-        weights,
-        metrics_collections,
-        updates_collections,
-        name,
-    )
-
-
-def recall_at_top_k(
-    labels: Any,
-    predictions_idx: Any,
-    k: Any = None,
-    class_id: Any = None,
-    weights: Any = None,
-    metrics_collections: Any = None,
-    updates_collections: Any = None,
-    name: Any = None,
-) -> tuple[Any, Any]:
-    return _ratio_at_top_k(
-        "recall",
-        "fn",
-        labels,
-        predictions_idx,
-        k,
-        class_id,
-        weights,
-        metrics_collections,
-        updates_collections,
-        name,
-    )
+precision_at_top_k = _at_top_k("precision", "fp")
+recall_at_top_k = _at_top_k("recall", "fn")
 
 
 def _at_k(default: str, at_top_k: Any):
