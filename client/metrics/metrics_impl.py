@@ -108,26 +108,43 @@ def _weighted_values(values: Any, weights: Any) -> tuple[Any, Any]:
 
 
 def _streaming_mean(
-    total: Variable,
-    count: Variable,
     values: Any,
-    batch_total: Any,
-    num_values: Any,
+    weights: Any,
     metrics_collections: Any,
     updates_collections: Any,
+    name: Any,
+    per_element: bool,
 ) -> tuple[Any, Any]:
-    """total += batch_total, then (after `values`) count += num_values; the metric is
-    total / count (TF's mean and mean_tensor)."""
-    update_total = _assign_add(total, batch_total)
-    with _ops.control_dependencies([values]):
-        update_count = _assign_add(count, num_values)
-    return _metric_pair(
-        _safe_mean,
-        (total, count),
-        (update_total, update_count),
-        metrics_collections,
-        updates_collections,
-    )
+    """TF's mean (one total and count) and mean_tensor (per_element: a total and count of
+    the values' shape, "total_tensor"/"count_tensor"): total += the (weighted) values,
+    then, after them, count += their number (or weight); the metric is total / count."""
+    with vs.variable_scope(name, "mean", [values, weights]):
+        values = math_ops.cast(values, dtypes.float32)
+        shape, suffix = (values.shape, "_tensor") if per_element else ([], "")
+        total = metric_variable(shape, dtypes.float32, name=f"total{suffix}")
+        count = metric_variable(shape, dtypes.float32, name=f"count{suffix}")
+        # mean_tensor counts each element (ones made before the weights, as TF makes them).
+        num_values = array_ops.ones_like(values) if per_element else None
+        if weights is not None:
+            values, weights = _weighted_values(values, weights)
+            num_values = (
+                math_ops.multiply(num_values, weights)
+                if per_element
+                else math_ops.reduce_sum(weights)
+            )
+        elif not per_element:
+            num_values = math_ops.cast(array_ops.size(values), dtypes.float32)
+        batch_total = values if per_element else math_ops.reduce_sum(values)
+        update_total = _assign_add(total, batch_total)
+        with _ops.control_dependencies([values]):
+            update_count = _assign_add(count, num_values)
+        return _metric_pair(
+            _safe_mean,
+            (total, count),
+            (update_total, update_count),
+            metrics_collections,
+            updates_collections,
+        )
 
 
 def mean(
@@ -137,40 +154,37 @@ def mean(
     updates_collections: Any = None,
     name: Any = None,
 ) -> tuple[Any, Any]:
-    with vs.variable_scope(name, "mean", [values, weights]):
-        values = math_ops.cast(values, dtypes.float32)
-        total = metric_variable([], dtypes.float32, name="total")
-        count = metric_variable([], dtypes.float32, name="count")
-        if weights is None:
-            num_values = math_ops.cast(array_ops.size(values), dtypes.float32)
-        else:
-            values, weights = _weighted_values(values, weights)
-            num_values = math_ops.reduce_sum(weights)
-        return _streaming_mean(
-            total,
-            count,
-            values,
-            math_ops.reduce_sum(values),
-            num_values,
-            metrics_collections,
-            updates_collections,
-        )
+    return _streaming_mean(values, weights, metrics_collections, updates_collections, name, False)
 
 
-def accuracy(
-    labels: Any,
-    predictions: Any,
-    weights: Any = None,
-    metrics_collections: Any = None,
-    updates_collections: Any = None,
-    name: Any = None,
-) -> tuple[Any, Any]:
-    labels, predictions, weights = remove_squeezable_dimensions(labels, predictions, weights)
+def _mean_of(default_name: str, per_element: Callable[[Any, Any], Any]):
+    """A metric that is the streaming mean of `per_element(labels, predictions)`, after
+    TF's squeeze of labels, predictions and weights (accuracy, the mean errors)."""
+
+    def fn(
+        labels: Any,
+        predictions: Any,
+        weights: Any = None,
+        metrics_collections: Any = None,
+        updates_collections: Any = None,
+        name: Any = None,
+    ) -> tuple[Any, Any]:
+        labels, predictions, weights = remove_squeezable_dimensions(labels, predictions, weights)
+        values = per_element(labels, predictions)
+        return mean(values, weights, metrics_collections, updates_collections, name or default_name)
+
+    fn.__name__ = default_name
+    return fn
+
+
+def _is_correct(labels: Any, predictions: Any) -> Any:
     predictions.shape.assert_is_compatible_with(labels.shape)
     if labels.dtype != predictions.dtype:
         predictions = math_ops.cast(predictions, labels.dtype)
-    is_correct = math_ops.cast(math_ops.equal(predictions, labels), dtypes.float32)
-    return mean(is_correct, weights, metrics_collections, updates_collections, name or "accuracy")
+    return math_ops.cast(math_ops.equal(predictions, labels), dtypes.float32)
+
+
+accuracy = _mean_of("accuracy", _is_correct)
 
 
 def _count_condition(values: Any, weights: Any, metrics_collections: Any, updates: Any) -> Any:

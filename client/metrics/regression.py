@@ -10,42 +10,21 @@ from typing import Any
 
 from client.framework import dtypes
 from client.losses import remove_squeezable_dimensions
-from client.metrics.metrics_impl import (
-    _collected,
-    _streaming_mean,
-    _weighted_values,
-    mean,
-    metric_variable,
-)
+from client.metrics.metrics_impl import _collected, _mean_of, _streaming_mean, mean
 from client.ops import array_ops, math_ops
-from client.ops import variable_scope as vs
 
 
-def _squeezed(labels: Any, predictions: Any, weights: Any) -> tuple[Any, Any, Any]:
-    return remove_squeezable_dimensions(labels, predictions, weights)
+def _mapped(
+    pair: tuple[Any, Any], fn: Callable[[Any], Any], metrics_collections: Any, updates: Any
+) -> tuple[Any, Any]:
+    """`fn` of a metric's value and of its update op (value first, as TF builds them),
+    collected: rmse is the sqrt of an mse, a cosine distance 1 - a mean similarity."""
+    value, update_op = pair
+    return _collected(metrics_collections, updates, fn(value), fn(update_op))
 
 
-def _mean_error(default_name: str, error: Callable[[Any, Any], Any]):
-    """The streaming mean of `error(labels, predictions)`."""
-
-    def fn(
-        labels: Any,
-        predictions: Any,
-        weights: Any = None,
-        metrics_collections: Any = None,
-        updates_collections: Any = None,
-        name: Any = None,
-    ) -> tuple[Any, Any]:
-        labels, predictions, weights = _squeezed(labels, predictions, weights)
-        errors = error(labels, predictions)
-        return mean(errors, weights, metrics_collections, updates_collections, name or default_name)
-
-    fn.__name__ = default_name
-    return fn
-
-
-mean_absolute_error = _mean_error("mean_absolute_error", lambda y, p: math_ops.abs(p - y))
-mean_squared_error = _mean_error("mean_squared_error", math_ops.squared_difference)
+mean_absolute_error = _mean_of("mean_absolute_error", lambda y, p: math_ops.abs(p - y))
+mean_squared_error = _mean_of("mean_squared_error", math_ops.squared_difference)
 
 
 def root_mean_squared_error(
@@ -56,12 +35,11 @@ def root_mean_squared_error(
     updates_collections: Any = None,
     name: Any = None,
 ) -> tuple[Any, Any]:
-    labels, predictions, weights = _squeezed(labels, predictions, weights)
-    mse, update_mse = mean_squared_error(
+    labels, predictions, weights = remove_squeezable_dimensions(labels, predictions, weights)
+    mse = mean_squared_error(
         labels, predictions, weights, None, None, name or "root_mean_squared_error"
     )
-    rmse = math_ops.sqrt(mse)
-    return _collected(metrics_collections, updates_collections, rmse, math_ops.sqrt(update_mse))
+    return _mapped(mse, math_ops.sqrt, metrics_collections, updates_collections)
 
 
 def mean_relative_error(
@@ -73,7 +51,7 @@ def mean_relative_error(
     updates_collections: Any = None,
     name: Any = None,
 ) -> tuple[Any, Any]:
-    labels, predictions, weights = _squeezed(labels, predictions, weights)
+    labels, predictions, weights = remove_squeezable_dimensions(labels, predictions, weights)
     predictions, normalizer, _ = remove_squeezable_dimensions(predictions, normalizer)
     predictions.shape.assert_is_compatible_with(normalizer.shape)
     errors = array_ops.where(
@@ -95,12 +73,12 @@ def mean_cosine_distance(
     updates_collections: Any = None,
     name: Any = None,
 ) -> tuple[Any, Any]:
-    labels, predictions, weights = _squeezed(labels, predictions, weights)
+    labels, predictions, weights = remove_squeezable_dimensions(labels, predictions, weights)
     radial = math_ops.reduce_sum(math_ops.multiply(predictions, labels), axis=[dim], keepdims=True)
-    distance, update_op = mean(radial, weights, None, None, name or "mean_cosine_distance")
-    distance = math_ops.subtract(1.0, distance)
-    update_op = math_ops.subtract(1.0, update_op)
-    return _collected(metrics_collections, updates_collections, distance, update_op)
+    similarity = mean(radial, weights, None, None, name or "mean_cosine_distance")
+    return _mapped(
+        similarity, lambda x: math_ops.subtract(1.0, x), metrics_collections, updates_collections
+    )
 
 
 def percentage_below(
@@ -129,14 +107,4 @@ def mean_tensor(
     name: Any = None,
 ) -> tuple[Any, Any]:
     """The element-wise mean of `values` over the updates (a tensor of their shape)."""
-    with vs.variable_scope(name, "mean", [values, weights]):
-        values = math_ops.cast(values, dtypes.float32)
-        total = metric_variable(values.shape, dtypes.float32, name="total_tensor")
-        count = metric_variable(values.shape, dtypes.float32, name="count_tensor")
-        num_values = array_ops.ones_like(values)
-        if weights is not None:
-            values, weights = _weighted_values(values, weights)
-            num_values = math_ops.multiply(num_values, weights)
-        return _streaming_mean(
-            total, count, values, values, num_values, metrics_collections, updates_collections
-        )
+    return _streaming_mean(values, weights, metrics_collections, updates_collections, name, True)
