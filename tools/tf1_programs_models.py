@@ -226,6 +226,37 @@ def gan(tf: Any, target: str) -> Any:
         return printed
 
 
+def skipgram_model(
+    tf: Any, vocab_size: int, dim: int, num_sampled: int, valid_ids: list[int]
+) -> tuple[Any, Any, Any, Any, Any]:
+    """The skip-gram model of TensorFlow's word2vec_basic tutorial: embeddings, NCE loss
+    trained by gradient descent, and the cosine similarity of the `valid_ids` words to
+    every word. Returns (inputs, labels, loss, train op, similarity); also the test
+    suite's word2vec program (tests/client/test_tf1_programs.py)."""
+    train_inputs = tf.placeholder(tf.int32, shape=[None])
+    train_labels = tf.placeholder(tf.int64, shape=[None, 1])
+    embeddings = tf.Variable(tf.random_uniform([vocab_size, dim], -1.0, 1.0))
+    embed = tf.nn.embedding_lookup(embeddings, train_inputs)
+    nce_weights = tf.Variable(tf.truncated_normal([vocab_size, dim], stddev=1.0 / np.sqrt(dim)))
+    nce_biases = tf.Variable(tf.zeros([vocab_size]))
+    loss = tf.reduce_mean(
+        tf.nn.nce_loss(
+            weights=nce_weights,
+            biases=nce_biases,
+            labels=train_labels,
+            inputs=embed,
+            num_sampled=num_sampled,
+            num_classes=vocab_size,
+        )
+    )
+    optimizer = tf.train.GradientDescentOptimizer(1.0).minimize(loss)
+    norm = tf.sqrt(tf.reduce_sum(tf.square(embeddings), 1, keepdims=True))
+    normalized = embeddings / norm
+    valid = tf.constant(valid_ids, dtype=tf.int32)
+    similarity = tf.matmul(tf.nn.embedding_lookup(normalized, valid), normalized, transpose_b=True)
+    return train_inputs, train_labels, loss, optimizer, similarity
+
+
 @program
 def word2vec_skipgram(tf: Any, target: str) -> Any:
     words = [
@@ -252,28 +283,9 @@ def word2vec_skipgram(tf: Any, target: str) -> Any:
     vocab_size, dim = len(vocab), 8
     with tf.Graph().as_default():
         tf.set_random_seed(6)
-        train_inputs = tf.placeholder(tf.int32, shape=[None])
-        train_labels = tf.placeholder(tf.int64, shape=[None, 1])
-        embeddings = tf.Variable(tf.random_uniform([vocab_size, dim], -1.0, 1.0))
-        embed = tf.nn.embedding_lookup(embeddings, train_inputs)
-        nce_weights = tf.Variable(tf.truncated_normal([vocab_size, dim], stddev=1.0 / np.sqrt(dim)))
-        nce_biases = tf.Variable(tf.zeros([vocab_size]))
-        loss = tf.reduce_mean(
-            tf.nn.nce_loss(
-                weights=nce_weights,
-                biases=nce_biases,
-                labels=train_labels,
-                inputs=embed,
-                num_sampled=4,
-                num_classes=vocab_size,
-            )
-        )
-        optimizer = tf.train.GradientDescentOptimizer(1.0).minimize(loss)
-        norm = tf.sqrt(tf.reduce_sum(tf.square(embeddings), 1, keepdims=True))
-        normalized = embeddings / norm
-        valid = tf.constant([vocab.index("quick"), vocab.index("fox")], dtype=tf.int32)
-        similarity = tf.matmul(
-            tf.nn.embedding_lookup(normalized, valid), normalized, transpose_b=True
+        valid = [vocab.index("quick"), vocab.index("fox")]
+        train_inputs, train_labels, loss, optimizer, similarity = skipgram_model(
+            tf, vocab_size, dim, num_sampled=4, valid_ids=valid
         )
         printed: list[Any] = []
         with tf.Session(target) as sess:

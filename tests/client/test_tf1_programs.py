@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from tests.client.tf1_oracle import assert_close, need_tf_keras, run_both
+from tools.tf1_programs_models import skipgram_model
 
 TF_GRAPH_MODE = True
 
@@ -182,30 +183,12 @@ def gan(tf):
 
 def word2vec(tf):
     tf.set_random_seed(3)
-    vocab, dim = 40, 6
     rng = np.random.RandomState(6)
-    centers = rng.randint(0, vocab, 16)
-    contexts = ((centers + 1) % vocab).reshape(-1, 1)
-    train_inputs = tf.placeholder(tf.int32, shape=[16])
-    train_labels = tf.placeholder(tf.int32, shape=[16, 1])
-    embeddings = tf.Variable(tf.random_uniform([vocab, dim], -1.0, 1.0))
-    embed = tf.nn.embedding_lookup(embeddings, train_inputs)
-    nce_weights = tf.Variable(tf.truncated_normal([vocab, dim], stddev=1.0 / np.sqrt(dim)))
-    nce_biases = tf.Variable(tf.zeros([vocab]))
-    loss = tf.reduce_mean(
-        tf.nn.nce_loss(
-            weights=nce_weights,
-            biases=nce_biases,
-            labels=train_labels,
-            inputs=embed,
-            num_sampled=8,
-            num_classes=vocab,
-        )
+    centers = rng.randint(0, 40, 16)
+    contexts = ((centers + 1) % 40).reshape(-1, 1)
+    train_inputs, train_labels, loss, optimizer, similarity = skipgram_model(
+        tf, vocab_size=40, dim=6, num_sampled=8, valid_ids=[1, 2]
     )
-    optimizer = tf.train.GradientDescentOptimizer(1.0).minimize(loss)
-    norm = tf.sqrt(tf.reduce_sum(tf.square(embeddings), 1, keepdims=True))
-    normalized = embeddings / norm
-    similarity = tf.matmul(tf.nn.embedding_lookup(normalized, [1, 2]), normalized, transpose_b=True)
 
     def steps(sess):
         feed = {train_inputs: centers, train_labels: contexts}
