@@ -66,6 +66,12 @@ EINSUMS = {
     "ellipsis_both": ("...ij,...jk->...ik", [(2, 1, 2, 3), (3, 3, 4)]),
     "implicit": ("ij,jk", [(2, 3), (3, 4)]),
     "three": ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 5)]),
+    # More operands: a chain of pairwise Einsums along opt_einsum's path.
+    "implicit_four": ("ij,jk,kl,lm", [(2, 3), (3, 4), (4, 5), (5, 2)]),
+    "chain_ellipsis_broadcast": ("...ij,jk,...kl->...il", [(1, 3, 2, 3), (3, 4), (2, 1, 4, 2)]),
+    "chain_batch": ("bij,bjk,bkl->bl", [(2, 2, 3), (2, 3, 4), (2, 4, 2)]),
+    "chain_with_trace": ("ii,ij,jk->k", [(3, 3), (3, 4), (4, 2)]),
+    "chain_to_scalar": ("ab,bc,cd->", [(2, 3), (3, 4), (4, 2)]),
     # Traces: their gradients are Einsums with a repeated output label ("i->ii").
     "diagonal": ("ii->i", [(3, 3)]),
     "trace": ("ii->", [(3, 3)]),
