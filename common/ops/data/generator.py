@@ -122,20 +122,18 @@ def _finalize_dropped(finalize_func: CapturedFunction, state: list, started_by: 
 @dataset_kernel("GeneratorDataset")
 def _generator_dataset(k: KernelConstruction) -> DatasetFn:
     types, shapes = spec_of(k)
-    make_init = function_factory(k, "init_func")
-    make_next = function_factory(k, "next_func")
-    make_finalize = function_factory(k, "finalize_func")
     n_init = len(k.attr("Tinit_func_args"))
     n_next = len(k.attr("Tnext_func_args"))
+    # The three functions' captured inputs follow one another.
+    make_init = function_factory(k, "init_func", "Tinit_func_args", 0)
+    make_next = function_factory(k, "next_func", "Tnext_func_args", n_init)
+    make_finalize = function_factory(k, "finalize_func", "Tfinalize_func_args", n_init + n_next)
 
     def make(ctx: OpKernelContext, inputs: list) -> Dataset:
-        init_args = inputs[:n_init]
-        next_args = inputs[n_init : n_init + n_next]
-        finalize_args = inputs[n_init + n_next :]
         return GeneratorDataset(
-            make_init(ctx, init_args),
-            make_next(ctx, next_args),
-            make_finalize(ctx, finalize_args),
+            make_init(ctx, inputs),
+            make_next(ctx, inputs),
+            make_finalize(ctx, inputs),
             types,
             shapes,
         )
