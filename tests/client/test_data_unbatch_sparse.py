@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 import client
+from tests.client import test_data_sparse as sparse_tests
 from tests.client.test_data import _assert_same_elements, _run
-from tests.client.test_data_sparse import DENSE, _sparse, test_graph_is_tensorflows
+from tests.client.test_data_sparse import DENSE, _sparse
 
 tf_real = pytest.importorskip("tensorflow")
 tf1 = tf_real.compat.v1
@@ -58,10 +59,8 @@ def test_unbatched_sparse_elements_match_tensorflow(name, initializable):
 @pytest.mark.parametrize("name", sorted(PIPELINES))
 def test_unbatch_graph_is_tensorflows(name, monkeypatch):
     # test_data_sparse's comparison (nodes, key attrs, function bodies) on these pipelines
-    import tests.client.test_data_sparse as sparse_tests
-
     monkeypatch.setattr(sparse_tests, "PIPELINES", PIPELINES)
-    test_graph_is_tensorflows(name)
+    sparse_tests.test_graph_is_tensorflows(name)
 
 
 def test_unbatch_of_scalar_sparse_fails_as_tensorflows():
