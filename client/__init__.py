@@ -565,6 +565,13 @@ debugging.assert_positive = assert_positive
 debugging.assert_rank = assert_rank
 debugging.assert_type = assert_type
 
+# tf.assert_near and tf.assert_rank_at_least (also under tf.debugging), which the
+# distributions' validate_args checks use.
+from client.ops.check_ops import assert_near, assert_rank_at_least  # noqa: E402
+
+debugging.assert_near = assert_near
+debugging.assert_rank_at_least = assert_rank_at_least
+
 # isort: split
 # Strings (TF1's top-level names and tf.strings), tf.unique's namedtuples, tf.setdiff1d,
 # tf.clip_by_average_norm.

@@ -430,16 +430,23 @@ class Dataset(structure.HasElementSpec):
 
     def unbatch(self, name: str | None = None) -> Dataset:
         """UnbatchDataset: each element split into the rows of its first dimension."""
-        specs = structure.flatten(self._element_spec)
-        if any(isinstance(s, SparseTensorSpec) for s in specs):
-            raise NotImplementedError(
-                "unbatch() of SparseTensor elements is not supported by this client"
-            )
-        if any(s.shape.ndims == 0 for s in specs):
+        element_spec = self._element_spec
+
+        # TF's normalize_to_dense: a MapDataset whose function makes each element its
+        # batched tensor list (a SparseTensor as SerializeManySparse's [N, 3] variant,
+        # the rows UnbatchDataset splits; dense components pass through).
+        def normalize(*args: Any) -> Any:
+            flat = structure.flatten(args)
+            return tuple(tensor_list.to_batched_tensor_list(element_spec, flat))
+
+        normalized = self.map(normalize)
+        # TF checks the flat components (a SparseTensor's variant has unknown shape).
+        shapes = [structure.component_spec(s).shape for s in structure.flatten(element_spec)]
+        if any(shape.ndims == 0 for shape in shapes):
             raise ValueError("Cannot unbatch an input with scalar components.")
         known = None
-        for s in specs:
-            lead = s.shape.as_list()[0] if s.shape.ndims is not None else None
+        for shape in shapes:
+            lead = shape.as_list()[0] if shape.ndims is not None else None
             if known is not None and lead is not None and lead != known:
                 raise ValueError(
                     "`unbatch()` is only supported for datasets of elements whose "
@@ -447,17 +454,8 @@ class Dataset(structure.HasElementSpec):
                     f"{known} and {lead}."
                 )
             known = lead if known is None else known
-        spec = structure.map_structure(
-            lambda s: TensorSpec(
-                TensorShape(None) if s.shape.ndims is None else TensorShape(s.shape.as_list()[1:]),
-                s.dtype,
-            ),
-            self._element_spec,
-        )
-        # TF first maps the dataset through normalize_to_dense (sparse components to
-        # dense; dense ones pass through): the same MapDataset node here.
-        dense = self.map(lambda *c: c if len(c) > 1 else c[0])
-        return dense._unary("UnbatchDataset", [], spec)
+        spec = structure.map_structure(structure.unbatched, element_spec)
+        return normalized._unary("UnbatchDataset", [], spec)
 
     def apply(self, transformation_func: Callable[[Dataset], Dataset]) -> Dataset:
         out = transformation_func(self)

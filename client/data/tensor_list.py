@@ -35,9 +35,20 @@ def to_batched_tensor_list(element_spec: Any, components: list[Any]) -> list[Any
     """The flat tensors of a batch of elements given as its components, sliced along dim
     0 by a dataset (SerializeManySparse for a SparseTensor: one row per element)."""
     return [
-        _serialize("SerializeManySparse", v) if isinstance(s, SparseTensorSpec) else v
+        _serialize("SerializeManySparse", _rank_at_least_1(s, v))
+        if isinstance(s, SparseTensorSpec)
+        else v
         for s, v in zip(structure.flatten(element_spec), components)
     ]
+
+
+def _rank_at_least_1(spec: SparseTensorSpec, value: SparseTensor) -> SparseTensor:
+    """TF's SparseTensorSpec._to_batched_tensor_list: a scalar has no rows."""
+    if spec.shape.merge_with(value.shape).ndims == 0:
+        raise ValueError(
+            f"Unbatching a sparse tensor is only supported for rank >= 1. Obtained input: {value}."
+        )
+    return value
 
 
 def from_compatible_tensor_list(element_spec: Any, tensors: list[Any]) -> Any:

@@ -1,113 +1,25 @@
 """Client, tf.compat.v1.distributions: logits/probs families (TensorFlow's bernoulli.py,
-categorical.py, multinomial.py), TF's formulas in TF's order. `validate_args` assertions
-are not built."""
+categorical.py, multinomial.py), TF's formulas in TF's order. With `validate_args` the
+parameters and events pass through TF's checks (util.py's embed_check_* helpers)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from client.distributions.distribution import NOT_REPARAMETERIZED, Distribution
+from client.distributions.util import (
+    embed_check_categorical_event_shape,
+    embed_check_integer_casting_closed,
+    embed_check_nonnegative_integer_form,
+    get_logits_and_probs,
+)
 from client.framework import dtypes
 from client.framework import ops as _ops
-from client.framework.op_builder import constant, convert_to_tensor
+from client.framework.op_builder import convert_to_tensor
 from client.framework.tensor_shape import TensorShape
 from client.ops import array_ops, check_ops, math_ops, nn_ops, random_ops
 from client.ops.control_flow_ops import with_dependencies
 from client.ops.tf1_extras import sequence_mask
-
-
-def get_logits_and_probs(
-    logits: Any = None,
-    probs: Any = None,
-    multidimensional: bool = False,
-    name: str = "get_logits_and_probs",
-    validate_args: bool = False,
-) -> tuple[Any, Any]:
-    """TF's distribution_util.get_logits_and_probs: one given, the other derived; with
-    `validate_args`, scalar-event probs checked to lie in [0, 1]."""
-    with _ops.name_scope(name, values=[probs, logits]):
-        if (probs is None) == (logits is None):
-            raise ValueError("Must pass probs or logits, but not both.")
-        if probs is None:
-            logits = convert_to_tensor(logits, name="logits")
-            if not logits.dtype.is_floating:
-                raise TypeError("logits must having floating type.")
-            if multidimensional:
-                if validate_args:
-                    logits = _embed_check_categorical_event_shape(logits)
-                return logits, nn_ops.softmax(logits, name="probs")
-            return logits, math_ops.sigmoid(logits, name="probs")
-        probs = convert_to_tensor(probs, name="probs")
-        if not probs.dtype.is_floating:
-            raise TypeError("probs must having floating type.")
-        if validate_args:
-            probs = _validate_probs(probs, multidimensional)
-        with _ops.name_scope("logits"):
-            if multidimensional:
-                return math_ops.log(probs), probs
-            return math_ops.log(probs) - math_ops.log1p(-1.0 * probs), probs
-
-
-def _validate_probs(probs: Any, multidimensional: bool) -> Any:
-    """`probs` after TF's checks: non-negative, and at most 1 (one event)."""
-    if multidimensional:
-        # TF also checks that each row sums to 1 (assert_near), which the client lacks.
-        raise NotImplementedError("validate_args with multidimensional probs")
-    with _ops.name_scope("validate_probs"):
-        one = constant(1.0, probs.dtype)
-        checks = [
-            check_ops.assert_non_negative(probs),
-            check_ops.assert_less_equal(probs, one, message="probs has components greater than 1."),
-        ]
-        return with_dependencies(checks, probs)
-
-
-def _largest_integer(dtype: Any) -> int:
-    """TF's _largest_integer_by_dtype for bool and integer dtypes."""
-    return 1 if dtype == dtypes.bool else int(np.iinfo(dtype.as_numpy_dtype).max)
-
-
-def _embed_check_integer_casting_closed(x: Any, target_dtype: Any) -> Any:
-    """TF's embed_check_integer_casting_closed for integer `x`: non-negative, and no
-    larger than `target_dtype` holds."""
-    with _ops.name_scope("embed_check_casting_closed", values=[x]):
-        x = convert_to_tensor(x, name="x")
-        if not x.dtype.is_integer:
-            # TF checks float events with assert_integer_form, which the client lacks.
-            raise NotImplementedError("validate_args with a non-integer event")
-        checks = [check_ops.assert_non_negative(x, message="Elements must be non-negative.")]
-        largest = _largest_integer(target_dtype)
-        if _largest_integer(x.dtype) > largest:
-            checks.append(
-                check_ops.assert_less_equal(
-                    x, largest, message=f"Elements cannot exceed {largest}."
-                )
-            )
-        return with_dependencies(checks, x)
-
-
-def _embed_check_categorical_event_shape(x: Any) -> Any:
-    """TF's embed_check_categorical_event_shape where the event size is static (checked
-    while building, no nodes); the dynamic form needs assert_rank_at_least."""
-    with _ops.name_scope("embed_check_categorical_event_shape", values=[x]):
-        x = convert_to_tensor(x, name="categorical_param")
-        static = x.shape.with_rank_at_least(1)
-        event_size = static[-1] if static.ndims is not None else None
-        if event_size is None:
-            raise NotImplementedError("validate_args with a Categorical of unknown event size")
-        largest = {dtypes.float16: 2**11, dtypes.float32: 2**24, dtypes.float64: 2**53}
-        if int(event_size) < 2:
-            raise ValueError("A categorical-distribution parameter must have at least 2 events.")
-        max_event_size = largest.get(x.dtype.base_dtype, 0)
-        if int(event_size) > max_event_size:
-            raise ValueError(
-                "Number of classes exceeds `dtype` precision, i.e., "
-                f"{x.dtype.name} implies shape ({int(event_size)}) cannot exceed "
-                f"{max_event_size}."
-            )
-        return x
 
 
 class Bernoulli(Distribution):
@@ -150,7 +62,7 @@ class Bernoulli(Distribution):
 
     def _log_prob(self, event: Any) -> Any:
         if self.validate_args:
-            event = _embed_check_integer_casting_closed(event, dtypes.bool)
+            event = embed_check_integer_casting_closed(event, dtypes.bool)
         event = math_ops.cast(event, self.logits.dtype)
         logits = self.logits
         es, ls = event.shape, logits.shape
@@ -232,7 +144,7 @@ class Categorical(Distribution):
                 name=name,
             )
             if validate_args:
-                self._logits = _embed_check_categorical_event_shape(self._logits)
+                self._logits = embed_check_categorical_event_shape(self._logits)
             self._batch_rank, self._event_size, self._batch_shape_val = _logits_shapes(self._logits)
         super().__init__(
             dtype=dtypes.as_dtype(dtype),
@@ -268,7 +180,7 @@ class Categorical(Distribution):
     def _cdf(self, k: Any) -> Any:
         k = convert_to_tensor(k, name="k")
         if self.validate_args:
-            k = _embed_check_integer_casting_closed(k, dtypes.int32)
+            k = embed_check_integer_casting_closed(k, dtypes.int32)
         k, probs = _broadcast_cat_event_and_params(k, self.probs)
         flat_probs = array_ops.reshape(probs, (-1, self._event_size))
         flat_k = array_ops.reshape(k, [-1])
@@ -281,7 +193,7 @@ class Categorical(Distribution):
     def _log_prob(self, k: Any) -> Any:
         k = convert_to_tensor(k, name="k")
         if self.validate_args:
-            k = _embed_check_integer_casting_closed(k, dtypes.int32)
+            k = embed_check_integer_casting_closed(k, dtypes.int32)
         k, logits = _broadcast_cat_event_and_params(k, self.logits)
         return -nn_ops.sparse_softmax_cross_entropy_with_logits(labels=k, logits=logits)
 
@@ -305,8 +217,14 @@ class Multinomial(Distribution):
     ) -> None:
         with _ops.name_scope(name, values=[total_count, logits, probs]) as name:
             self._total_count = convert_to_tensor(total_count, name="total_count")
+            if validate_args:
+                self._total_count = embed_check_nonnegative_integer_form(self._total_count)
             self._logits, self._probs = get_logits_and_probs(
-                logits=logits, probs=probs, multidimensional=True, name=name
+                logits=logits,
+                probs=probs,
+                multidimensional=True,
+                validate_args=validate_args,
+                name=name,
             )
             self._mean_val = self._total_count[..., None] * self._probs
         super().__init__(
@@ -358,7 +276,14 @@ class Multinomial(Distribution):
         return array_ops.reshape(x, final_shape)
 
     def _log_prob(self, counts: Any) -> Any:
-        unnormalized = math_ops.reduce_sum(counts * nn_ops.log_softmax(self.logits), -1)
+        return self._log_unnormalized_prob(counts) - self._log_normalization(counts)
+
+    def _log_unnormalized_prob(self, counts: Any) -> Any:
+        counts = self._maybe_assert_valid_sample(counts)
+        return math_ops.reduce_sum(counts * nn_ops.log_softmax(self.logits), -1)
+
+    def _log_normalization(self, counts: Any) -> Any:
+        counts = self._maybe_assert_valid_sample(counts)
         with _ops.name_scope("log_combinations", values=[self.total_count, counts]):
             n = convert_to_tensor(self.total_count, name="n")
             counts = convert_to_tensor(counts, name="counts")
@@ -366,7 +291,19 @@ class Multinomial(Distribution):
             counts_factorial = math_ops.lgamma(counts + 1)
             redundant = math_ops.reduce_sum(counts_factorial, axis=[-1])
             log_combinations = total_permutations - redundant
-        return unnormalized - -log_combinations
+        return -log_combinations
+
+    def _maybe_assert_valid_sample(self, counts: Any) -> Any:
+        """With validate_args: counts non-negative integers summing to total_count."""
+        if not self.validate_args:
+            return counts
+        counts = embed_check_nonnegative_integer_form(counts)
+        check = check_ops.assert_equal(
+            self.total_count,
+            math_ops.reduce_sum(counts, -1),
+            message="counts must sum to `self.total_count`",
+        )
+        return with_dependencies([check], counts)
 
     def _mean(self) -> Any:
         return array_ops.identity(self._mean_val)

@@ -1,7 +1,7 @@
 """Client, tf.compat.v1.distributions: the families built from gamma variates and the beta
 function (TensorFlow's student_t.py, beta.py, dirichlet.py), TF's formulas in TF's order.
 With `validate_args` the parameters depend on TF's assertions (a positive df, positive
-concentrations)."""
+concentrations, a Dirichlet's event size of 2 or more), as do Beta and Dirichlet values."""
 
 from __future__ import annotations
 
@@ -258,7 +258,9 @@ class Dirichlet(Distribution):
     ) -> None:
         parameters = {"concentration": concentration}
         with _ops.name_scope(name, values=[concentration]) as name:
-            self._concentration = convert_to_tensor(concentration, name="concentration")
+            self._concentration = self._maybe_assert_valid_concentration(
+                convert_to_tensor(concentration, name="concentration"), validate_args
+            )
             self._total_concentration = math_ops.reduce_sum(self._concentration, -1)
         super().__init__(
             dtype=self._concentration.dtype,
@@ -292,8 +294,43 @@ class Dirichlet(Distribution):
         return gamma_sample / math_ops.reduce_sum(gamma_sample, -1, keepdims=True)
 
     def _log_prob(self, x: Any) -> Any:
+        x = self._maybe_assert_valid_sample(x)
         unnormalized = math_ops.reduce_sum(math_ops.xlogy(self.concentration - 1.0, x), -1)
         return unnormalized - sm.lbeta(self.concentration)
+
+    @staticmethod
+    def _maybe_assert_valid_concentration(concentration: Any, validate_args: bool) -> Any:
+        """With validate_args: positive, rank >= 1, at least 2 events."""
+        if not validate_args:
+            return concentration
+        checks = [
+            check_ops.assert_positive(
+                concentration, message="Concentration parameter must be positive."
+            ),
+            check_ops.assert_rank_at_least(
+                concentration, 1, message="Concentration parameter must have >=1 dimensions."
+            ),
+            check_ops.assert_less(
+                1,
+                array_ops.shape(concentration)[-1],
+                message="Concentration parameter must have event_size >= 2.",
+            ),
+        ]
+        return with_dependencies(checks, concentration)
+
+    def _maybe_assert_valid_sample(self, x: Any) -> Any:
+        """With validate_args: positive, summing to 1 over the last axis."""
+        if not self.validate_args:
+            return x
+        checks = [
+            check_ops.assert_positive(x, message="samples must be positive"),
+            check_ops.assert_near(
+                array_ops.ones([], dtype=self.dtype),
+                math_ops.reduce_sum(x, -1),
+                message="sample last-dimension must sum to `1`",
+            ),
+        ]
+        return with_dependencies(checks, x)
 
     def _prob(self, x: Any) -> Any:
         return math_ops.exp(self._log_prob(x))

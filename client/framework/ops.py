@@ -76,7 +76,9 @@ class Tensor:
         return f"<tf.Tensor '{self.name}' shape={self._shape} dtype={self._dtype.name}>"
 
     def __str__(self) -> str:
-        return f'Tensor("{self.name}", shape={self._shape}, dtype={self._dtype.name})'
+        # TF's form, device last when placed: check_ops messages embed it.
+        device = f", device={self.device}" if self.device else ""
+        return f'Tensor("{self.name}", shape={self._shape}, dtype={self._dtype.name}{device})'
 
     __hash__ = object.__hash__
 

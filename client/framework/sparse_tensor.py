@@ -44,6 +44,13 @@ class SparseTensor:
             f"dense_shape={self._dense_shape!r})"
         )
 
+    def __str__(self) -> str:
+        # TF's form (its components' str), which error messages embed.
+        return (
+            f"SparseTensor(indices={self._indices}, values={self._values}, "
+            f"dense_shape={self._dense_shape})"
+        )
+
     def consumers(self) -> list[_ops.Operation]:
         return self._values.consumers()
 

@@ -161,32 +161,85 @@ def assert_type(tensor: Any, tf_type: Any, message: Any = None, name: str | None
         return control_flow_ops.no_op("statically_determined_correct_type")
 
 
-def assert_rank(x: Any, rank: Any, data: Any = None, summarize: Any = None, message: Any = None,
-                name: str | None = None) -> Any:  # fmt: skip
-    """x has rank `rank`: checked while building when both are static (a NoOp
-    "static_checks_determined_all_ok", or ValueError), else an Assert on Rank(x)."""
-    with _ops.name_scope(name, "assert_rank", (x, rank) + tuple(data or [])):
+def _assert_rank_condition(x: Any, rank: Any, static_ok: Any, dynamic_condition: Any,
+                           data: list, summarize: Any, fail: Any) -> Any:  # fmt: skip
+    """TF's _assert_rank_condition: a NoOp "static_checks_determined_all_ok" when both
+    ranks are static and `static_ok(x_rank, rank)` holds (`fail(x_rank, rank)`, a
+    ValueError, when not), else an Assert on `dynamic_condition(Rank(x), rank)`, which
+    also checks that a fed `rank` is a scalar."""
+    assert_type(rank, dtypes.int32)
+    rank_static = constant_value(rank)
+    if rank_static is not None:
+        if np.ndim(rank_static) != 0:
+            raise ValueError("Rank must be a scalar.")
+        x_rank = x.shape.ndims
+        if x_rank is not None:
+            if not static_ok(x_rank, int(rank_static)):
+                raise fail(x_rank, int(rank_static))
+            return control_flow_ops.no_op(name="static_checks_determined_all_ok")
+    condition = dynamic_condition(array_ops.rank(x), rank)
+    if rank_static is None:
+        rank_check = assert_rank(rank, 0, data=["Rank must be a scalar. Received rank: ", rank])
+        condition = control_flow_ops.with_dependencies([rank_check], condition)
+    return Assert(condition, data, summarize=summarize)
+
+
+def _assert_rank_family(opname: str, words: str, static_ok: Any, dynamic_condition: Any,
+                        x: Any, rank: Any, data: Any, summarize: Any, message: Any,
+                        name: str | None) -> Any:  # fmt: skip
+    """assert_rank / assert_rank_at_least: x's rank against `rank`, TF's messages."""
+    with _ops.name_scope(name, opname, (x, rank) + tuple(data or [])):
         x = convert_to_tensor(x, name="x")
         rank = convert_to_tensor(rank, name="rank")
         prefix = _message_prefix(message)
         if data is None:
-            data = [prefix, f"Tensor {x.name} must have rank", rank, "Received shape: ",
+            data = [prefix, f"Tensor {x.name} must have {words}", rank, "Received shape: ",
                     array_ops.shape(x)]  # fmt: skip
-        assert_type(rank, dtypes.int32)
-        rank_static = constant_value(rank)
-        if rank_static is not None:
-            if np.ndim(rank_static) != 0:
-                raise ValueError("Rank must be a scalar.")
-            x_rank = x.shape.ndims
-            if x_rank is not None:
-                if x_rank != int(rank_static):
-                    raise ValueError(
-                        f"{prefix}Tensor {x.name} must have rank {int(rank_static)}.  "
-                        f"Received rank {x_rank}, shape {x.shape}"
-                    )
-                return control_flow_ops.no_op(name="static_checks_determined_all_ok")
-        condition = math_ops.equal(array_ops.rank(x), rank)
-        if rank_static is None:
-            rank_check = assert_rank(rank, 0, data=["Rank must be a scalar. Received rank: ", rank])
-            condition = control_flow_ops.with_dependencies([rank_check], condition)
+
+        def fail(x_rank: int, want: int) -> ValueError:
+            return ValueError(
+                f"{prefix}Tensor {x.name} must have {words} {want}.  "
+                f"Received rank {x_rank}, shape {x.shape}"
+            )
+
+        return _assert_rank_condition(x, rank, static_ok, dynamic_condition, data, summarize,
+                                      fail)  # fmt: skip
+
+
+def assert_rank(x: Any, rank: Any, data: Any = None, summarize: Any = None, message: Any = None,
+                name: str | None = None) -> Any:  # fmt: skip
+    """x has rank `rank`: checked while building when both are static (a NoOp
+    "static_checks_determined_all_ok", or ValueError), else an Assert on Rank(x)."""
+    return _assert_rank_family("assert_rank", "rank", lambda a, b: a == b, math_ops.equal,
+                               x, rank, data, summarize, message, name)  # fmt: skip
+
+
+def assert_rank_at_least(x: Any, rank: Any, data: Any = None, summarize: Any = None,
+                         message: Any = None, name: str | None = None) -> Any:  # fmt: skip
+    """x has rank `rank` or more: as assert_rank, with GreaterEqual."""
+    return _assert_rank_family("assert_rank_at_least", "rank at least", lambda a, b: a >= b,
+                               math_ops.greater_equal, x, rank, data, summarize, message,
+                               name)  # fmt: skip
+
+
+def assert_near(x: Any, y: Any, rtol: Any = None, atol: Any = None, data: Any = None,
+                summarize: Any = None, message: Any = None,
+                name: str | None = None) -> Any:  # fmt: skip
+    """|x - y| < atol + rtol * |y| element-wise (tolerances default to 10 eps of x's
+    dtype); never checked while building, as TF's."""
+    prefix = _message_prefix(message)
+    with _ops.name_scope(name, "assert_near", [x, y, rtol, atol, data]):
+        x = convert_to_tensor(x, name="x")
+        y = convert_to_tensor(y, name="y", dtype=x.dtype)
+        dtype = x.dtype.real_dtype if x.dtype.is_complex else x.dtype
+        eps = np.finfo(dtype.as_numpy_dtype).eps
+        rtol = convert_to_tensor(10 * eps if rtol is None else rtol, name="rtol", dtype=dtype)
+        atol = convert_to_tensor(10 * eps if atol is None else atol, name="atol", dtype=dtype)
+        if data is None:
+            # TF formats the tolerance tensors themselves (their str), not their values.
+            data = [prefix, f"x and y not equal to tolerance rtol = {rtol}, atol = {atol}",
+                    f"x ({x.name}) = ", x, f"y ({y.name}) = ", y]  # fmt: skip
+        tol = atol + rtol * math_ops.abs(y)
+        diff = math_ops.abs(x - y)
+        condition = math_ops.reduce_all(math_ops.less(diff, tol))
         return Assert(condition, data, summarize=summarize)

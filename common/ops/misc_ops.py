@@ -249,7 +249,11 @@ def _bincount(kc: KernelConstruction) -> Callable:
 
 def _element(v) -> str:
     if isinstance(v, bytes):
-        return v.decode("utf-8", "replace")
+        # PrintOneElement: strings C-escaped (absl::Utf8SafeCEscape). logging_ops imports
+        # this module, hence the import here.
+        from common.ops.logging_ops import c_escape
+
+        return c_escape(v).decode("utf-8", "replace")
     if isinstance(v, (np.floating, float)):
         return _shortest_float(v)
     if isinstance(v, (np.bool_, bool)):

@@ -259,17 +259,22 @@ class CapturedFunction:
         return [np.asarray(v) for v in outputs]
 
 
-def function_factory(k: KernelConstruction, attr: str) -> Callable[[OpKernelContext, list],
-                                                                     CapturedFunction]:  # fmt: skip
-    """For a dataset op with func attr `attr`: make(ctx, other_arguments) -> the function."""
+def function_factory(
+    k: KernelConstruction, attr: str, args_attr: str = "Targuments", offset: int = 1
+) -> Callable[[OpKernelContext, list], CapturedFunction]:
+    """For a dataset op with func attr `attr`: make(ctx, inputs) -> the function with
+    the tensors it captured, the op's inputs from `offset`, as many as the list attr
+    `args_attr` has types (TF's CapturedFunction::Create over that OpInputList; after
+    the input dataset by default)."""
     f = k.attr(attr)
     name, attrs = (f, {}) if isinstance(f, str) else (f.name, dict(f.attrs))
+    count = len(k.attr(args_attr))
     from common.function_runtime import LazyRuntime  # it imports the kernel registry
 
     runtimes = LazyRuntime(k.flib)
 
-    def make(ctx: OpKernelContext, captured: list) -> CapturedFunction:
-        values = tuple(np.asarray(v) for v in captured)
+    def make(ctx: OpKernelContext, inputs: list) -> CapturedFunction:
+        values = tuple(np.asarray(v) for v in inputs[offset : offset + count])
         return CapturedFunction(name, attrs, values, runtimes.get(ctx), k.node_name)
 
     return make

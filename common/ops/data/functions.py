@@ -65,12 +65,6 @@ register_op("ParallelInterleaveDatasetV4",
                    _METADATA])  # fmt: skip
 
 
-def _captured(k: KernelConstruction, inputs: list) -> list:
-    """The `other_arguments` inputs: after the dataset, as many as Targuments says."""
-    n = len(k.attr("Targuments"))
-    return list(inputs[1 : 1 + n])
-
-
 # -- Map ----------------------------------------------------------------------------------------
 class MapDataset(Dataset):
     def __init__(self, input_ds: Dataset, f: CapturedFunction, types: list, shapes: list,
@@ -112,7 +106,7 @@ def _map_factory(k: KernelConstruction) -> DatasetFn:
     preserve = bool(k.attrs.get("preserve_cardinality", False))
 
     def make(ctx: OpKernelContext, inputs: list) -> Dataset:
-        f = make_f(ctx, _captured(k, inputs))
+        f = make_f(ctx, inputs)
         return MapDataset(dataset_of(inputs[0], k.node_name), f, types, shapes, preserve)
 
     return make
@@ -157,7 +151,7 @@ def _filter(k: KernelConstruction) -> DatasetFn:
     make_f = function_factory(k, "predicate")
 
     def make(ctx: OpKernelContext, inputs: list) -> Dataset:
-        f = make_f(ctx, _captured(k, inputs))
+        f = make_f(ctx, inputs)
         return FilterDataset(dataset_of(inputs[0], k.node_name), f)
 
     return make
@@ -241,7 +235,7 @@ def _flat_map(k: KernelConstruction) -> DatasetFn:
     make_f = function_factory(k, "f")
 
     def make(ctx: OpKernelContext, inputs: list) -> Dataset:
-        f = make_f(ctx, _captured(k, inputs))
+        f = make_f(ctx, inputs)
         input_ds = dataset_of(inputs[0], k.node_name)
         return InterleaveDataset(input_ds, f, 1, _UNBOUNDED, types, shapes)
 
@@ -263,7 +257,7 @@ def _interleave_factory(k: KernelConstruction) -> DatasetFn:
             raise InvalidArgumentError("cycle_length must be greater than zero.", node)
         if block <= 0:
             raise InvalidArgumentError("block_length must be greater than zero.", node)
-        f = make_f(ctx, _captured(k, inputs))
+        f = make_f(ctx, inputs)
         input_ds = dataset_of(inputs[0], node)
         return InterleaveDataset(input_ds, f, cycle, block, types, shapes)
 

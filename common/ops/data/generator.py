@@ -4,13 +4,21 @@ generator_dataset_op.cc), what tf.data.Dataset.from_generator builds on.
 An iterator runs `init_func` once, on its first get_next, for a state; then `next_func` on
 that state for each element, until `next_func` fails with OutOfRange, which ends the
 sequence; then `finalize_func` on the state, once. Functions run as child steps of the step
-asking for the element (base.CapturedFunction). An iterator dropped before its end does not
-run `finalize_func` (TensorFlow's destructor does): its function would need a step to run in.
+asking for the element (base.CapturedFunction). An iterator dropped before its end (its
+resource deleted, re-made by MakeIterator, or gone with the session) runs `finalize_func`
+as TensorFlow's destructor does: on a thread of its own (the drop may happen under a
+lock the function's kernels need), as a child of a step made for it on the device of
+the step that started the iterator.
 """
 
 from __future__ import annotations
 
-from common.errors import OutOfRangeError
+import itertools
+import threading
+import weakref
+from typing import Any
+
+from common.errors import OpError, OutOfRangeError
 from common.ops.data.base import (
     CapturedFunction,
     Dataset,
@@ -59,10 +67,15 @@ class _GeneratorIterator(DatasetIterator):
         self.ds = ds
         self.state: list | None = None
         self.finalized = False
+        self._on_drop: weakref.finalize | None = None
 
     def _next(self, ctx: IteratorContext) -> Element | None:
         if self.state is None:
             self.state = self.ds.init_func(ctx, [])
+            # Holds no reference to the iterator, so dropping it triggers the call.
+            self._on_drop = weakref.finalize(
+                self, _finalize_dropped, self.ds.finalize_func, self.state, ctx.step
+            )
         if self.finalized:
             return None
         try:
@@ -71,28 +84,56 @@ class _GeneratorIterator(DatasetIterator):
             # next_func ends the sequence by failing with OutOfRange (TF's contract);
             # what finalize_func returns is ignored.
             self.finalized = True
+            if self._on_drop is not None:
+                self._on_drop.detach()
             self.ds.finalize_func(ctx, self.state)
             return None
         return as_element(outputs, self.ds.output_types)
 
 
+_finalize_ids = itertools.count()
+
+
+def _finalize_dropped(finalize_func: CapturedFunction, state: list, started_by: Any) -> None:
+    """An iterator was dropped before its end: run `finalize_func` on its state."""
+
+    def run() -> None:
+        from common.executor.step import StepState  # it imports the kernel registry
+
+        container = f"__generator_finalize_{next(_finalize_ids)}"
+        step = StepState(
+            step_id=started_by.step_id,
+            device=started_by.device,
+            incarnation=started_by.incarnation,
+            resource_mgr=started_by.resource_mgr,
+            step_container=container,
+            function_runtime=started_by.function_runtime,
+        )
+        try:
+            finalize_func(IteratorContext(step), state)
+        except OpError:
+            pass  # TF's destructor logs the failure; nobody is waiting for it
+        finally:
+            step.resource_mgr.cleanup(container)
+
+    threading.Thread(target=run, name="generator-finalize", daemon=True).start()
+
+
 @dataset_kernel("GeneratorDataset")
 def _generator_dataset(k: KernelConstruction) -> DatasetFn:
     types, shapes = spec_of(k)
-    make_init = function_factory(k, "init_func")
-    make_next = function_factory(k, "next_func")
-    make_finalize = function_factory(k, "finalize_func")
     n_init = len(k.attr("Tinit_func_args"))
     n_next = len(k.attr("Tnext_func_args"))
+    # The three functions' captured inputs follow one another.
+    make_init = function_factory(k, "init_func", "Tinit_func_args", 0)
+    make_next = function_factory(k, "next_func", "Tnext_func_args", n_init)
+    make_finalize = function_factory(k, "finalize_func", "Tfinalize_func_args", n_init + n_next)
 
     def make(ctx: OpKernelContext, inputs: list) -> Dataset:
-        init_args = inputs[:n_init]
-        next_args = inputs[n_init : n_init + n_next]
-        finalize_args = inputs[n_init + n_next :]
         return GeneratorDataset(
-            make_init(ctx, init_args),
-            make_next(ctx, next_args),
-            make_finalize(ctx, finalize_args),
+            make_init(ctx, inputs),
+            make_next(ctx, inputs),
+            make_finalize(ctx, inputs),
             types,
             shapes,
         )
