@@ -7,8 +7,9 @@ bookkeeping around two scalar updates, built with our client, run in-process wit
 optimizations off), without and with its gradient loop (forward-value stacks); and a
 training step of the 2-layer LSTM of bench.tf_models (128 units, 32 steps, batch 32,
 dynamic_rnn, Adam) built with our client and run in-process with graph optimizations off:
-its process CPU time per step (every thread, kernels included) and per node executed.
-Prints JSON, medians over the timed steps."""
+its process CPU time per step (every thread, kernels included), per node executed and the
+nodes executed per step; and the same with elementwise fusion only (opt_level L0, no CSE
+or constant folding; the "_fused" figures). Prints JSON, medians over the timed steps."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ if __name__ == "__main__":
 import json  # noqa: E402
 import statistics  # noqa: E402
 import time  # noqa: E402
+from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -119,8 +121,23 @@ def loop_cpu_ns_per_node(steps: int, iterations: int, gradient: bool) -> float:
     return round(statistics.median(times[2:]) * 1e9 / nodes, 1)
 
 
-def lstm_step_cpu(steps: int, batch: int = 32, seq: int = 32, units: int = 128) -> dict:
-    """Process CPU ms per training step of a 2-layer LSTM, and CPU ns per node executed."""
+def _fusion_only_config() -> Any:
+    """Every optimization off but elementwise fusion (on by default, as TF's remapper)."""
+    from protos import config_pb2
+
+    config = config_pb2.ConfigProto()
+    opts = config.graph_options.optimizer_options
+    opts.opt_level = config_pb2.OptimizerOptions.L0
+    opts.do_common_subexpression_elimination = False
+    opts.do_constant_folding = False
+    return config
+
+
+def lstm_step_cpu(
+    steps: int, batch: int = 32, seq: int = 32, units: int = 128, fused: bool = False
+) -> dict:
+    """Process CPU ms per training step of a 2-layer LSTM, CPU ns per node executed and
+    nodes executed per step; keys end in "_fused" with elementwise fusion on."""
     import client as tf
     from common.session import Session
     from protos import config_pb2
@@ -136,7 +153,10 @@ def lstm_step_cpu(steps: int, batch: int = 32, seq: int = 32, units: int = 128) 
         loss = tf.reduce_mean(tf.square(h))
         train = tf.train.AdamOptimizer(1e-3).minimize(loss)
         init = tf.global_variables_initializer()
-    sess = Session(g.as_graph_def(), optimize=False)
+    if fused:
+        sess = Session(g.as_graph_def(), config=_fusion_only_config())
+    else:
+        sess = Session(g.as_graph_def(), optimize=False)
     sess.run([], targets=[init.name])
     feeds = {x.name: np.random.default_rng(0).random((batch, seq, units), np.float32)}
     metadata = config_pb2.RunMetadata()
@@ -154,9 +174,11 @@ def lstm_step_cpu(steps: int, batch: int = 32, seq: int = 32, units: int = 128) 
         sess.run([loss.name], feeds, [train.name])
         times.append(time.process_time() - t0)
     cpu = statistics.median(times[3:])
+    suffix = "_fused" if fused else ""
     return {
-        "lstm_step_cpu_ms": round(cpu * 1e3, 2),
-        "lstm_step_cpu_ns_per_node": round(cpu * 1e9 / nodes, 1),
+        f"lstm_step_cpu_ms{suffix}": round(cpu * 1e3, 2),
+        f"lstm_step_cpu_ns_per_node{suffix}": round(cpu * 1e9 / nodes, 1),
+        f"lstm_step_nodes{suffix}": nodes,
     }
 
 
@@ -173,6 +195,7 @@ def main(steps: int = 200, length: int = 1000) -> dict:
         "while_loop_cpu_ns_per_node": loop_cpu_ns_per_node(20, 1000, gradient=False),
         "while_loop_gradient_cpu_ns_per_node": loop_cpu_ns_per_node(10, 300, gradient=True),
         **lstm_step_cpu(20),
+        **lstm_step_cpu(20, fused=True),
     }
 
 

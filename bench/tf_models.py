@@ -6,6 +6,9 @@ TensorFlow's; both clusters have jobs "worker" and "ps").
     1024-unit dense layer, softmax cross entropy, Adam; a batch of 64 28x28x1 images fed;
   * lstm_step_ms: a 2-layer LSTM (128 units, 32 steps, batch 32) built with dynamic_rnn
     (a v1 while loop: Enter/Exit/NextIteration, TensorArrays), mean-square loss, Adam;
+  * lstm_step_ms_optimized: the same LSTM with graph optimizations on for both runtimes
+    (their defaults plus RewriterConfig.remapping ON: our elementwise fusion, TensorFlow's
+    Grappler with its remapper), as chain1000_step_ms_optimized of bench.suite;
   * throughput_steps_per_s_{N}_clients: N client threads, one session each, running the
     small cross-worker step (bench.workloads.trivial) for a fixed time; steps per second;
     throughput_steps_per_s_32_clients_4_processes: the same 32 sessions from 4 client
@@ -39,7 +42,7 @@ THROUGHPUT_CLIENTS = (1, 8, 32)
 # serialises part of each call on the GIL; separate processes do not.
 THROUGHPUT_PROCESSES = 4
 THROUGHPUT_PROCESS_KEY = "throughput_steps_per_s_32_clients_4_processes"
-MODELS = ("cnn_step_ms", "lstm_step_ms")
+MODELS = ("cnn_step_ms", "lstm_step_ms", "lstm_step_ms_optimized")
 PLAN = "plan_ms_100k_control_inputs"
 
 
@@ -327,7 +330,7 @@ def keys(only: Sequence[str] | None) -> list[str]:
 def run(target: str, only: Sequence[str] | None, quick: bool, repeat: int) -> dict[str, float]:
     import tensorflow as tf
 
-    from bench.workloads import config_proto
+    from bench.workloads import config_proto, optimized_config_proto
 
     config = tf.compat.v1.ConfigProto.FromString(config_proto().SerializeToString())
     out: dict[str, float] = {}
@@ -336,6 +339,11 @@ def run(target: str, only: Sequence[str] | None, quick: bool, repeat: int) -> di
         out["cnn_step_ms"] = time_model(tf, target, build_cnn, steps, config)
     if wanted(only, "lstm_step_ms"):
         out["lstm_step_ms"] = time_model(tf, target, build_lstm, steps, config)
+    if wanted(only, "lstm_step_ms_optimized"):
+        optimized = tf.compat.v1.ConfigProto.FromString(
+            optimized_config_proto().SerializeToString()
+        )
+        out["lstm_step_ms_optimized"] = time_model(tf, target, build_lstm, steps, optimized)
     if wanted(only, PLAN):
         out[PLAN] = plan_ms(tf, target, 100_000, config)
     for n in THROUGHPUT_CLIENTS:

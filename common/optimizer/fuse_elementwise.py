@@ -1,12 +1,15 @@
 """Graph optimization pass: fuse runs of cheap elementwise ops into one kernel.
 
 A *cluster* is a tree of fusible nodes (float32/float64 AddV2, Add, Sub, Mul, RealDiv,
-Neg, Square) on one device in which every member but the root feeds exactly one data
-edge, to another member, and nothing else (no control edges, no fetch, no `keep` name).
-The cluster becomes one `_FusedElementwise` node that takes the root's name and out-edges
-and the members' outside inputs (each distinct tensor once). Its attr `program` lists one
-step per member in dependency order, "<op> <operand> [<operand>]", an operand being "i<k>"
-(input k) or "t<k>" (the result of step k); the last step is the result.
+Maximum, Minimum, SquaredDifference, Neg, Square, Sigmoid, Tanh, Exp, Log, Reciprocal,
+Relu, SigmoidGrad, TanhGrad, ReluGrad) on one device in which every member but the root
+feeds exactly one data edge, to another member, and nothing else (no control edges, no
+fetch, no `keep` name). The cluster becomes one `_FusedElementwise` node that takes the
+root's name and out-edges and the members' outside inputs (each distinct tensor once).
+Its attr `program` lists one step per member in dependency order, "<op> <operand>
+[<operand>]", an operand being "i<k>" (input k) or "t<k>" (the result of step k); the
+last step is the result. Attr `names` lists the members' names in step order (errors
+name the member that failed).
 
 The kernel (common.ops.fused_ops) compiles the program to one Python function of numpy
 operators. Each member's own kernel computes the same IEEE operation in the same dtype
@@ -15,9 +18,21 @@ result equals the unfused one bit for bit. Generated numpy code rather than nume
 numexpr's per-call set-up (~5-10 us) is larger than a whole scalar chain here, and it
 evaluates float32 expressions in its own blocked order (no bit-for-bit guarantee).
 
-Runs only where asked (TensorFlow's knobs for fusing: OptimizerOptions.global_jit_level
-ON_1/ON_2, or RewriterConfig.remapping explicitly ON) and only on graphs without
-control-flow ops (frames would have to agree). Not thread-safe for one Graph.
+Inside while loops and conds too (TensorFlow's executor rules, common.executor.propagator):
+members are not control-flow ops and feed each other by data edges, so they run in one
+frame and one iteration, and so do the fused node and its inputs (a non-control-flow
+node's inputs all come from its own frame and iteration). A member is dead when any of
+its inputs is, so the root is dead exactly when one of the cluster's outside inputs is,
+which is when the fused node is dead: values and deadness are unchanged. One difference
+remains, on broken graphs only: a member whose own inputs are live but whose cluster is
+dead (another member reads an untaken Switch branch) runs unfused and not fused, so a
+shape error it would raise on a dead path is not raised.
+
+On by default, as TensorFlow's Grappler remapper is (RewriterConfig.remapping DEFAULT):
+results are identical, only the number of executor nodes changes. Off where TensorFlow's
+remapper is off: RewriterConfig.remapping OFF or disable_meta_optimizer, and also with
+OptimizerOptions.global_jit_level OFF; an explicit ON (remapping ON, global_jit_level
+ON_1/ON_2) wins. Not thread-safe for one Graph.
 """
 
 from __future__ import annotations
@@ -26,26 +41,28 @@ from collections.abc import Iterable
 from typing import Any
 
 from common.dtypes import DataType
-from common.graph.algorithm import CONTROL_FLOW_OPS
 from common.graph.graph import CONTROL_SLOT, Graph, Node
+from common.ops.fused_ops import FUSIBLE_OPS
 from common.subgraph import attr_type
 
-# op -> number of operands; the kernel's operator per op is in common.ops.fused_ops.
-FUSIBLE = {"AddV2": 2, "Add": 2, "Sub": 2, "Mul": 2, "RealDiv": 2, "Neg": 1, "Square": 1}
 _TYPES = frozenset({DataType.DT_FLOAT, DataType.DT_DOUBLE})
-ON_1, ON_2 = 1, 2  # OptimizerOptions.GlobalJitLevel
-REMAPPING_ON = 1  # RewriterConfig.Toggle.ON
+JIT_OFF, ON_1, ON_2 = -1, 1, 2  # OptimizerOptions.GlobalJitLevel
+REMAPPING_ON, REMAPPING_OFF = 1, 2  # RewriterConfig.Toggle
 
 
 def enabled(options: Any = None, rewrite_options: Any = None) -> bool:
-    """Whether the session's OptimizerOptions / RewriterConfig ask for fusion."""
+    """Whether fusion runs for a session's OptimizerOptions / RewriterConfig (None: the
+    defaults, on)."""
     jit = int(getattr(options, "global_jit_level", 0) or 0)
     remap = int(getattr(rewrite_options, "remapping", 0) or 0)
-    return jit in (ON_1, ON_2) or remap == REMAPPING_ON
+    if jit in (ON_1, ON_2) or remap == REMAPPING_ON:
+        return True
+    meta_off = bool(getattr(rewrite_options, "disable_meta_optimizer", False))
+    return not (jit == JIT_OFF or remap == REMAPPING_OFF or meta_off)
 
 
 def _fusible(node: Node) -> bool:
-    if node.op not in FUSIBLE or "_class" in node.attr_protos:
+    if node.op not in FUSIBLE_OPS or "_class" in node.attr_protos:
         return False
     t = node.attr_protos.get("T")
     if t is None or DataType(t.type) not in _TYPES:
@@ -61,8 +78,6 @@ def _data_out(node: Node) -> list:
 
 def fuse_elementwise(graph: Graph, keep: Iterable[str] = ()) -> int:
     """Fuse every cluster of two or more nodes; returns the number of nodes removed."""
-    if any(n.op in CONTROL_FLOW_OPS for n in graph.op_nodes()):
-        return 0
     keep = frozenset(keep)
     fusible = {n.id for n in graph.op_nodes() if _fusible(n)}
     parent: dict[int, Node] = {}  # member -> the member it feeds
@@ -137,6 +152,7 @@ def _fuse(graph: Graph, root: Node, parent: dict[int, Node]) -> int:
             "T": attr_type(DataType(t)),
             "N": _attr_int(len(inputs)),
             "program": _attr_strings(program),
+            "names": _attr_strings([m.name for m in members]),
         },
         requested,
         input_types=(DataType(t),) * len(inputs),

@@ -20,8 +20,9 @@ ops are always kept. The passes loop until nothing changes or `MAX_ROUNDS` round
     nodes that only order others; off when RewriterConfig turns dependency_optimization
     OFF) -> constant folding (+ dead-node removal) -> common-subexpression elimination
 
-and then, where OptimizerOptions.global_jit_level is ON_1/ON_2 or RewriterConfig.remapping
-is ON (`rewrite_options`), elementwise fusion (common.optimizer.fuse_elementwise).
+and then elementwise fusion (common.optimizer.fuse_elementwise): on by default, as
+TensorFlow's remapper; off with RewriterConfig.remapping OFF or disable_meta_optimizer
+(`rewrite_options`) or OptimizerOptions.global_jit_level OFF (disabled_options()).
 
 Options follow TensorFlow's OptimizerOptions: opt_level L1 (0, the proto default) turns
 on CSE and constant folding; L0 (-1) leaves only what do_common_subexpression_elimination
@@ -111,10 +112,13 @@ def options_from_config(config: Any) -> Any:
 
 
 def disabled_options() -> Any:
-    """OptimizerOptions with every pass off (opt_level L0)."""
+    """OptimizerOptions with every pass off (opt_level L0, global_jit_level OFF: no fusion)."""
     from protos import config_pb2
 
-    return config_pb2.OptimizerOptions(opt_level=config_pb2.OptimizerOptions.L0)
+    return config_pb2.OptimizerOptions(
+        opt_level=config_pb2.OptimizerOptions.L0,
+        global_jit_level=config_pb2.OptimizerOptions.OFF,
+    )
 
 
 def optimize_graph(

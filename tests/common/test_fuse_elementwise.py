@@ -54,8 +54,8 @@ def _fused_graph(gd, keep=()):
 
 def _config(fuse: bool) -> config_pb2.ConfigProto:
     config = config_pb2.ConfigProto()
-    if fuse:
-        config.graph_options.rewrite_options.remapping = rewriter_config_pb2.RewriterConfig.ON
+    if not fuse:
+        config.graph_options.rewrite_options.remapping = rewriter_config_pb2.RewriterConfig.OFF
     return config
 
 
@@ -120,24 +120,18 @@ def test_never_fused_multiple_consumers_kept_control_ints_devices_control_flow()
     assert _fused_graph(bi.gd)[1] == 0
 
 
-def test_graphs_with_control_flow_are_left_alone():
-    b = _Builder()
-    x = b.placeholder("x")
-    b.op("b", "Neg", b.op("a", "Neg", x))
-    n = b.gd.node.add(name="e", op="Enter", input=["x"])
-    n.attr["T"].type = int(F)
-    n.attr["frame_name"].s = b"loop"
-    assert _fused_graph(b.gd)[1] == 0
-
-
-def test_switched_by_jit_level_or_explicit_remapping_only():
-    assert not resolve_passes(None).fuse_elementwise
-    assert not resolve_passes(config_pb2.OptimizerOptions()).fuse_elementwise
-    on = config_pb2.OptimizerOptions(global_jit_level=config_pb2.OptimizerOptions.ON_1)
-    assert resolve_passes(on).fuse_elementwise
-    remap = rewriter_config_pb2.RewriterConfig(remapping=rewriter_config_pb2.RewriterConfig.ON)
-    assert resolve_passes(None, remap).fuse_elementwise
-    assert fusion.enabled(None, rewriter_config_pb2.RewriterConfig()) is False
+def test_on_by_default_off_where_tensorflows_remapper_is_off_explicit_on_wins():
+    rc = rewriter_config_pb2.RewriterConfig
+    oo = config_pb2.OptimizerOptions
+    assert resolve_passes(None).fuse_elementwise
+    assert resolve_passes(oo()).fuse_elementwise
+    assert resolve_passes(oo(), rc()).fuse_elementwise
+    assert not resolve_passes(None, rc(remapping=rc.OFF)).fuse_elementwise
+    assert not resolve_passes(None, rc(disable_meta_optimizer=True)).fuse_elementwise
+    assert not resolve_passes(oo(global_jit_level=oo.OFF)).fuse_elementwise
+    assert resolve_passes(oo(global_jit_level=oo.ON_1), rc(remapping=rc.OFF)).fuse_elementwise
+    assert resolve_passes(None, rc(remapping=rc.ON, disable_meta_optimizer=True)).fuse_elementwise
+    assert fusion.enabled(None, None) is True
 
 
 def test_session_results_equal_unfused_for_scalars_and_broadcast_arrays():
@@ -202,5 +196,5 @@ def test_a_malformed_program_is_rejected():
     with pytest.raises(InvalidArgumentError, match="bad program step 0"):
         compile_program(("AddV2 i0 t0",), 1)
     with pytest.raises(InvalidArgumentError, match="bad program step 1"):
-        compile_program(("Neg i0", "Exp t0"), 1)
+        compile_program(("Neg i0", "Floor t0"), 1)
     assert compile_program(("Mul i0 i1", "Neg t0"), 2)(np.float32(2), np.float32(3)) == -6

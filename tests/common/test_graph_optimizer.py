@@ -338,13 +338,14 @@ def test_dead_nodes_are_those_that_reach_nothing_that_must_run():
 # -- the driver -----------------------------------------------------------------------------
 def test_resolve_passes_follows_optimizer_options():
     Opts = config_pb2.OptimizerOptions
-    assert resolve_passes(None) == Passes(True, True, DEFAULT_MAX_CONSTANT_BYTES)
-    assert resolve_passes(Opts()) == Passes(True, True, DEFAULT_MAX_CONSTANT_BYTES)
+    # Elementwise fusion is on by default (RewriterConfig, not opt_level, turns it off).
+    assert resolve_passes(None) == Passes(True, True, DEFAULT_MAX_CONSTANT_BYTES, True)
+    assert resolve_passes(Opts()) == Passes(True, True, DEFAULT_MAX_CONSTANT_BYTES, True)
     assert resolve_passes(Opts(opt_level=Opts.L0)) == Passes(
-        False, False, DEFAULT_MAX_CONSTANT_BYTES
+        False, False, DEFAULT_MAX_CONSTANT_BYTES, True
     )
     assert resolve_passes(Opts(opt_level=Opts.L0, do_constant_folding=True)) == Passes(
-        False, True, DEFAULT_MAX_CONSTANT_BYTES
+        False, True, DEFAULT_MAX_CONSTANT_BYTES, True
     )
     assert resolve_passes(Opts(max_folded_constant_in_bytes=100)).max_constant_bytes == 100
 

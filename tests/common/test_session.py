@@ -48,6 +48,10 @@ def test_optimizations_off_on_request_or_by_config():
     assert {"a", "b", "ab"} <= run_y(optimize=False)
     config = config_pb2.ConfigProto()
     config.graph_options.optimizer_options.opt_level = config_pb2.OptimizerOptions.L0
+    # L0 leaves TensorFlow's Grappler on, and our elementwise fusion with it ("ab" is
+    # fused into "y"); turning the meta optimizer off too leaves every node.
+    assert {"a", "b", "y"} <= run_y(config=config) and "ab" not in run_y(config=config)
+    config.graph_options.rewrite_options.disable_meta_optimizer = True
     assert {"a", "b", "ab"} <= run_y(config=config)
 
 

@@ -87,7 +87,8 @@ def test_function_body_reads_a_ps_variable_and_computes_on_worker_1(shared_clust
     ops = _partition_ops(metadata)
     assert not CALL_OPS & set(ops)  # inlined: no function call left to run
     assert _on(ops["ReadVariableOp"], PS), ops["ReadVariableOp"]
-    assert _on(ops["Mul"], W1), ops["Mul"]
+    # The body's Mul and AddV2 run as one fused elementwise node (on by default).
+    assert _on(ops["_FusedElementwise"], W1), ops["_FusedElementwise"]
 
 
 def _build_trainer(dev):
