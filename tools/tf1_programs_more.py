@@ -391,7 +391,7 @@ def tower_gradients(tf: Any, target: str) -> Any:
                 with (
                     tf.device(
                         tf.train.replica_device_setter(
-                            ps_device="/job:ps/task:0", worker_device=f"/job:worker/task:{i}"
+                            ps_tasks=1, worker_device=f"/job:worker/task:{i}"
                         )
                     ),
                     tf.name_scope(f"tower_{i}"),
