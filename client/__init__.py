@@ -340,6 +340,8 @@ math = _NS(
     reciprocal=reciprocal,
 )
 # tf.linalg, tf.signal and TF1's tf.spectral: linear algebra and FFTs.
+from client.ops.math_ops import matvec as _matvec  # noqa: E402  (tf.linalg only, as TF1)
+
 linalg = _NS(
     adjoint=_linalg_ops.adjoint,
     band_part=matrix_band_part,
@@ -355,6 +357,7 @@ linalg = _NS(
     inv=matrix_inverse,
     logdet=_linalg_ops.logdet,
     matmul=matmul,
+    matvec=_matvec,
     norm=norm,
     qr=qr,
     set_diag=matrix_set_diag,
@@ -474,6 +477,12 @@ def disable_v2_behavior() -> None:
     disable_control_flow_v2()
 
 
+def enable_v2_behavior() -> None:
+    """Undoes disable_v2_behavior() (control flow v2 back on); graphs and sessions stay,
+    as this client has no eager mode."""
+    enable_control_flow_v2()
+
+
 def executing_eagerly() -> _builtins.bool:
     """Always False: ops build graph nodes; values come from Session.run."""
     return False
@@ -527,7 +536,11 @@ from client.ops.sparse_extra_ops import (  # noqa: E402, F401
     sparse_softmax,
     sparse_split,
 )
-from client.sparse import sparse_tensor_dense_matmul, sparse_tensor_to_dense  # noqa: E402, F401
+from client.sparse import (  # noqa: E402, F401
+    sparse_placeholder,
+    sparse_tensor_dense_matmul,
+    sparse_tensor_to_dense,
+)
 
 # isort: split
 # TF1's everyday APIs: tf.case, tf.map_fn / foldl / foldr / scan, tf.assert_* (also under

@@ -102,9 +102,22 @@ class _FetchMapper:
 
 
 # -- feeds --------------------------------------------------------------------------------
+def _expand_sparse_feeds(feed_dict: Any) -> list[tuple[Any, Any]]:
+    """Feed pairs with each SparseTensor key (a sparse placeholder) split into its indices,
+    values and dense_shape, fed from a SparseTensorValue or an (indices, values, shape)
+    triple, as TF's session expands them."""
+    out: list[tuple[Any, Any]] = []
+    for key, value in (feed_dict or {}).items():
+        if isinstance(key, SparseTensor):
+            out.extend(zip([key.indices, key.values, key.dense_shape], value))
+        else:
+            out.append((key, value))
+    return out
+
+
 def _feed_items(graph: _ops.Graph, feed_dict: Any) -> list[tuple[Any, Any]]:
     out = []
-    for key, value in (feed_dict or {}).items():
+    for key, value in _expand_sparse_feeds(feed_dict):
         if isinstance(key, tuple):
             raise TypeError("Sparse feeds are not supported")
         if hasattr(key, "_as_graph_element") and not isinstance(key, _ops.Tensor):
@@ -263,9 +276,11 @@ class BaseSession(abc.ABC):
         # A fed-and-fetched tensor comes back as fed, as in TF.
         timeout_ms = self._timeout_ms(options)
         to_run = [n for n in fetch_names if n not in feed_names]
-        values = self._run_step(
-            [(t.name, v) for t, v in feeds], to_run, targets, timeout_ms, options, run_metadata
-        )
+        values = []
+        if to_run or targets:  # TF runs no step when every fetch is fed
+            values = self._run_step(
+                [(t.name, v) for t, v in feeds], to_run, targets, timeout_ms, options, run_metadata
+            )
         by_name = dict(zip(to_run, values))
         for t, v in feeds:
             by_name[t.name] = v

@@ -1,15 +1,17 @@
 """Client API: tf.sparse (and the TF1 aliases tf.sparse_tensor_dense_matmul,
-tf.sparse_tensor_to_dense), building the graphs TensorFlow's sparse_ops.py builds with
-its node names, and the static shapes of the sparse ops. Not thread-safe (graph building).
+tf.sparse_tensor_to_dense, tf.sparse_placeholder), building the graphs TensorFlow's
+sparse_ops.py builds with its node names, and the static shapes of the sparse ops.
+Not thread-safe (graph building).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from client.framework import dtypes, shape_fns
 from client.framework import ops as _ops
-from client.framework import shape_fns
 from client.framework.op_builder import apply_op, convert_to_tensor
+from client.framework.sparse_tensor import SparseTensor
 from client.framework.sparse_tensor import convert_to_sparse_tensor as _convert_to_sparse_tensor
 from client.framework.tensor_shape import TensorShape
 from client.ops import array_ops
@@ -46,6 +48,41 @@ def to_dense(
     return op.outputs[0]
 
 
+def placeholder(dtype: Any, shape: Any = None, name: str | None = None) -> SparseTensor:
+    """tf.sparse.placeholder (TF1's tf.sparse_placeholder): a SparseTensor of placeholders
+    "<name>/values", "<name>/indices" and "<name>/shape", fed with a SparseTensorValue. A
+    given `shape` becomes the feedable default of the shape (a PlaceholderWithDefault of a
+    "<name>/shape_default" Const, -1 for unknown dimensions), as in TF's array_ops."""
+    shape_name = None if name is None else name + "/shape"
+    if shape is None:
+        rank = None
+        dense_shape = array_ops.placeholder(dtypes.int64, shape=[rank], name=shape_name)
+        static = shape_fns._shape_from_tensor(dense_shape)
+    elif isinstance(shape, _ops.Tensor):
+        rank = shape.shape[0]
+        static = shape_fns._shape_from_tensor(shape)
+        dense_shape = array_ops.placeholder_with_default(shape, shape.shape, name=shape_name)
+    else:
+        dims = [None if d is None or d == -1 else int(d) for d in TensorShape(shape).as_list()]
+        rank, static = len(dims), TensorShape(dims)
+        default = convert_to_tensor(
+            [-1 if d is None else d for d in dims],
+            dtype=dtypes.int64,
+            name=None if name is None else name + "/shape_default",
+        )
+        dense_shape = array_ops.placeholder_with_default(default, [rank], name=shape_name)
+    values = array_ops.placeholder(
+        dtype, shape=[None], name=None if name is None else name + "/values"
+    )
+    indices = array_ops.placeholder(
+        dtypes.int64, shape=[None, rank], name=None if name is None else name + "/indices"
+    )
+    result = SparseTensor(indices, values, dense_shape)
+    result.set_shape(static)
+    return result
+
+
+sparse_placeholder = placeholder
 sparse_tensor_to_dense = to_dense
 matmul = sparse_dense_matmul = sparse_tensor_dense_matmul
 

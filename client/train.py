@@ -28,6 +28,12 @@ from client.training.checkpoint_management import (  # noqa: F401
     latest_checkpoint,
     update_checkpoint_state,
 )
+from client.training.checkpoint_utils import (  # noqa: F401
+    NewCheckpointReader,
+    list_variables,
+    load_checkpoint,
+    load_variable,
+)
 from client.training.coordinator import Coordinator  # noqa: F401
 from client.training.device_setter import replica_device_setter  # noqa: F401
 from client.training.ftrl import FtrlOptimizer  # noqa: F401

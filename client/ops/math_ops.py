@@ -233,6 +233,28 @@ def matmul(
         return _out(apply_op("MatMul", [a, b], {"transpose_a": ta, "transpose_b": tb}, scope))
 
 
+def matvec(
+    a: Any,
+    b: Any,
+    transpose_a: bool = False,
+    adjoint_a: bool = False,
+    a_is_sparse: bool = False,
+    b_is_sparse: bool = False,
+    name: str | None = None,
+) -> Any:
+    """tf.linalg.matvec: a @ b[..., None] squeezed back, under a "MatVec" scope as TF's."""
+    with _ops.name_scope(name, "MatVec", [a, b]):
+        output = matmul(
+            a,
+            array_ops.expand_dims(b, axis=-1),
+            transpose_a=transpose_a,
+            adjoint_a=adjoint_a,
+            a_is_sparse=a_is_sparse,
+            b_is_sparse=b_is_sparse,
+        )
+        return array_ops.squeeze(output, axis=-1)
+
+
 def _conj(x: Any) -> Any:
     """math_ops.conj as TF's matmul calls it: a Conj node for complex, else x itself."""
     if not x.dtype.is_complex:

@@ -9,7 +9,7 @@ import pytest
 
 import client
 from tools import tf1_programs
-from tools.tf1_programs_pipelines import CLUSTER_ONLY, PROGRAMS
+from tools.tf1_programs_more import CLUSTER_ONLY, PROGRAMS
 
 tf_real = pytest.importorskip("tensorflow")
 os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
@@ -49,10 +49,20 @@ def test_cluster_only_programs_skip_locally() -> None:
 
 def test_programs_have_unique_names() -> None:
     names = [n for n, _ in PROGRAMS]
-    assert len(names) == len(set(names)) >= 25
+    assert len(names) == len(set(names)) >= 36
 
 
-@pytest.mark.parametrize("name", ["kmeans_plain_ops", "lr_decay_schedules", "tfrecord_pipeline"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "kmeans_plain_ops",
+        "lr_decay_schedules",
+        "tfrecord_pipeline",
+        "sparse_linear_model",
+        "second_order_gradients",
+        "hooks_checkpoint_summaries",
+    ],
+)
 def test_real_programs_are_equal(name: str) -> None:
     report = tf1_programs.measure(
         [(name, dict(PROGRAMS)[name])], _local_oracle, {"ours": (client, "")}
