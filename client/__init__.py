@@ -865,6 +865,10 @@ strings.unicode_split = _ragged_ops.unicode_split
 strings.unicode_encode = _ragged_ops.unicode_encode
 strings.bytes_split = _ragged_ops.bytes_split
 ragged = _NS(RaggedTensorValue=_RaggedTensorValue)
+from client.ops import ragged_factory_ops as _ragged_factory_ops  # noqa: E402
+
+ragged.constant = _ragged_factory_ops.constant
+ragged.range = _ragged_factory_ops.range
 
 # isort: split
 from client.training.monitored_session import (  # noqa: E402, F401  (tf.report_uninitialized_variables)

@@ -139,12 +139,12 @@ def bytes_split(input: Any, name: str | None = None) -> Any:  # noqa: A002
         ).outputs
         if ndims == 0:
             return values
-        return from_value_rowids(values, indices[:, 0], nrows=shape[0])
+        return from_value_rowids(values, indices[:, 0], nrows=shape[0], validate=False)
 
 
 def sparse_to_ragged(sp: SparseTensor) -> RaggedTensor:
     """A 2-D SparseTensor whose rows are left-aligned (as StringSplit's) as ragged rows."""
-    return from_value_rowids(sp.values, sp.indices[:, 0], nrows=sp.dense_shape[0])
+    return from_value_rowids(sp.values, sp.indices[:, 0], nrows=sp.dense_shape[0], validate=False)
 
 
 shape_fns.SHAPE_FNS["UnicodeDecode"] = lambda op: [TensorShape([None])] * 2

@@ -1,0 +1,148 @@
+"""RaggedTensor beyond strings in the client: tf.ragged.constant, tf.ragged.range, the
+RaggedTensor factories (from_row_splits / row_lengths / value_rowids / row_starts /
+row_limits / nested_row_splits, validate=True's assertions included) and views
+(nested_row_splits, row_lengths, value_rowids, nrows, bounding_shape, to_tensor,
+to_sparse). Each program is built with our client and with tensorflow.compat.v1: the
+GraphDefs must agree node for node, and the fetched values must be equal."""
+
+from __future__ import annotations
+
+import pytest
+
+import client
+from tests.client.test_graph_sweep import build_both, graph_diff
+from tests.client.test_ragged_strings import _assert_same, _run
+
+tf_real = pytest.importorskip("tensorflow")
+tf1 = tf_real.compat.v1
+TF_GRAPH_MODE = True  # tests/conftest.py keeps TensorFlow in graph mode for this module
+
+
+def _constants(tf):
+    return [
+        tf.ragged.constant([[1, 2], [3], []]),
+        tf.ragged.constant([[[1.0, 2.0], [3.0]], [], [[4.0]]]),
+        tf.ragged.constant([[[1, 2], [3, 4]], [[5, 6]]], ragged_rank=1),
+        tf.ragged.constant([["a", "bc"], ["d"]], dtype=tf.string),
+        tf.ragged.constant([[1, 2], [3]], dtype=tf.float64, row_splits_dtype=tf.int32),
+        tf.ragged.constant([[[1, 2]], []], inner_shape=(2,)),
+        tf.ragged.constant([1, 2, 3]),
+        tf.ragged.constant(5),
+    ]
+
+
+def _ranges(tf):
+    return [
+        tf.ragged.range([3, 0, 5]),
+        tf.ragged.range([0, 5, 2], [3, 1, 8], [1, -2, 3]),
+        tf.ragged.range(2, [4, 7], 2, row_splits_dtype=tf.int32),
+        tf.ragged.range([0.5, 1.0], 3, tf.constant(0.5, tf.float64)),
+        tf.ragged.range(4, dtype=tf.int64, name="r"),
+    ]
+
+
+def _factories(tf):
+    v = tf.constant([1.0, 2.0, 3.0, 4.0, 5.0])
+    by_splits = tf.RaggedTensor.from_row_splits(v, [0, 2, 2, 5])
+    by_lengths = tf.RaggedTensor.from_row_lengths(v, [2, 0, 3])
+    by_ids = tf.RaggedTensor.from_value_rowids(v, [0, 0, 2, 2, 3], nrows=5)
+    by_ids_fed = tf.RaggedTensor.from_value_rowids(v, tf.constant([0, 1, 1, 3, 3], tf.int64))
+    by_starts = tf.RaggedTensor.from_row_starts(v, [0, 1, 1])
+    by_limits = tf.RaggedTensor.from_row_limits(v, [3, 3, 5])
+    nested = tf.RaggedTensor.from_nested_row_splits(v, [[0, 1, 3], [0, 2, 2, 5]])
+    unchecked = tf.RaggedTensor.from_row_splits(v, [0, 4, 5], validate=False)
+    inner = tf.RaggedTensor.from_row_lengths(tf.reshape(tf.range(10), [5, 2]), [3, 2])
+    return [by_splits, by_lengths, by_ids, by_ids_fed, by_starts, by_limits, nested,
+            unchecked, inner]  # fmt: skip
+
+
+def _views(tf):
+    v = tf.constant([1.0, 2.0, 3.0, 4.0, 5.0])
+    by_splits = tf.RaggedTensor.from_row_splits(v, [0, 2, 2, 5])
+    by_ids = tf.RaggedTensor.from_value_rowids(v, [0, 0, 2, 2, 3], nrows=5)
+    nested = tf.RaggedTensor.from_nested_row_splits(v, [[0, 1, 3], [0, 2, 2, 5]])
+    outer_ids = tf.RaggedTensor.from_value_rowids(by_splits, [0, 0, 2])
+    rt = tf.ragged.constant([[[1, 2], [3]], [], [[4, 5, 6]]])
+    return [
+        by_splits.nrows(), by_splits.nrows(out_type=tf.int32), by_splits.row_lengths(),
+        by_ids.row_lengths(), by_ids.nrows(), by_ids.value_rowids(),
+        list(nested.nested_row_splits), nested.row_lengths(axis=0),
+        rt.bounding_shape(), rt.bounding_shape(axis=1), rt.bounding_shape(axis=0),
+        rt.bounding_shape(out_type=tf.int32), rt.bounding_shape(axis=[0, 2]),
+        by_ids.to_tensor(), by_ids.to_tensor(default_value=-1.0, shape=[3, 4]),
+        outer_ids.to_tensor(), outer_ids.to_sparse(), nested.to_tensor(shape=[None, 1, 2]),
+        rt.to_tensor(), rt.to_sparse(), rt.to_tensor(shape=tf.constant([2, 2, 2], tf.int64)),
+    ]  # fmt: skip
+
+
+BUILDS = [_constants, _ranges, _factories, _views]
+
+
+@pytest.mark.parametrize("build", BUILDS)
+def test_graph_matches_tensorflow(build):
+    ours, theirs = build_both(build)
+    assert graph_diff(ours, theirs) == []
+
+
+@pytest.mark.parametrize("build", BUILDS)
+def test_values_as_tensorflow(build):
+    _assert_same(_run(client, build), _run(tf1, build))
+
+
+def _run_error(tf, make, partition):
+    """The error of fetching row_splits of `make(values, partition)`, both fed (so the
+    checks run in the graph, not while building)."""
+    with tf.Graph().as_default() as g:
+        values = tf.placeholder(tf.int32, [None], name="values")
+        part = tf.placeholder(tf.int64, [None], name="partition")
+        fetch = make(tf, values, part).row_splits
+        # The error class is compared by the caller.
+        with tf.Session(graph=g) as sess, pytest.raises(Exception) as e:  # noqa: PT011
+            sess.run(fetch, {values: [1, 2, 3], part: partition})
+    return type(e.value).__name__, e.value
+
+
+def _splits(tf, v, p):
+    return tf.RaggedTensor.from_row_splits(v, p)
+
+
+BAD = {
+    "splits_not_zero": (_splits, [1, 2, 3]),
+    "splits_decreasing": (_splits, [0, 3, 2, 3]),
+    "splits_short": (_splits, [0, 2]),
+    "negative_length": (lambda tf, v, p: tf.RaggedTensor.from_row_lengths(v, p), [4, -1]),
+    "rowids_unsorted": (lambda tf, v, p: tf.RaggedTensor.from_value_rowids(v, p), [1, 0, 1]),
+    "starts_past_values": (lambda tf, v, p: tf.RaggedTensor.from_row_starts(v, p), [0, 4]),
+    "limits_decreasing": (lambda tf, v, p: tf.RaggedTensor.from_row_limits(v, p), [2, 1, 3]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD))
+def test_validate_fails_as_tensorflow(name):
+    ours_cls, ours = _run_error(client, *BAD[name])
+    theirs_cls, theirs = _run_error(tf1, *BAD[name])
+    assert ours_cls == theirs_cls == "InvalidArgumentError"
+    # The same failing assertion, with the same data: TF's "assertion failed" line.
+    (line,) = [x for x in str(theirs).splitlines() if x.startswith("assertion failed")]
+    assert line in str(ours).splitlines(), (str(ours), str(theirs))
+
+
+def test_range_errors_name_the_node():
+    with client.Graph().as_default() as g:
+        rt = client.ragged.range([0, 1], [3, 4], [1, 0], name="steps")
+        with (
+            client.Session(graph=g) as sess,
+            pytest.raises(client.errors.InvalidArgumentError, match="Requires delta != 0") as e,
+        ):
+            sess.run(rt.values)
+    assert "steps" in str(e.value) or e.value.node_name == "steps"
+
+
+def test_constant_shapes_as_tensorflow():
+    with client.Graph().as_default(), tf_real.Graph().as_default():
+        for pylist, kw in [([[1, 2], [3]], {}), ([[[1, 2]], [[3, 4], [5, 6]]], {"ragged_rank": 1})]:
+            ours, theirs = client.ragged.constant(pylist, **kw), tf1.ragged.constant(pylist, **kw)
+            assert ours.shape.as_list() == theirs.shape.as_list()
+            assert ours.ragged_rank == theirs.ragged_rank
+        with pytest.raises(ValueError, match="all scalar values must have the same nesting"):
+            client.ragged.constant([[1, [2]]])
