@@ -865,6 +865,7 @@ strings.unicode_split = _ragged_ops.unicode_split
 strings.unicode_encode = _ragged_ops.unicode_encode
 strings.bytes_split = _ragged_ops.bytes_split
 ragged = _NS(RaggedTensorValue=_RaggedTensorValue)
+from client.ops import ragged_conversion_ops as _ragged_conversion_ops  # noqa: E402, F401
 from client.ops import ragged_factory_ops as _ragged_factory_ops  # noqa: E402
 
 ragged.constant = _ragged_factory_ops.constant

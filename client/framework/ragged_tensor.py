@@ -18,6 +18,7 @@ from client.framework import ops as _ops
 from client.framework import row_partition as rp
 from client.framework.op_builder import apply_op, constant, convert_to_tensor
 from client.framework.row_partition import RowPartition
+from client.framework.shape_fns import constant_value
 from client.framework.sparse_tensor import SparseTensor
 from client.framework.tensor_shape import TensorShape
 from client.ops import array_ops, check_ops, math_ops
@@ -163,7 +164,12 @@ class RaggedTensor:
         """[nrows, None, <values' dimensions after the first>] (nrows static when the
         splits' length is)."""
         nsplits = self.row_splits.shape.as_list()[0]
-        outer = TensorShape([None if nsplits is None else nsplits - 1, None])
+        uniform = self._row_partition.uniform_row_length()
+        ncols = None if uniform is None else constant_value(uniform)
+        outer = TensorShape([
+            None if nsplits is None else nsplits - 1,
+            None if ncols is None else int(ncols),
+        ])  # fmt: skip
         inner = self._values.shape
         if inner.ndims is None:
             return TensorShape(None)

@@ -27,6 +27,7 @@ class RowPartition:
         value_rowids: Any = None,
         nrows: Any = None,
         nvals: Any = None,
+        uniform_row_length: Any = None,
     ) -> None:
         if row_splits.dtype not in (dtypes.int32, dtypes.int64):
             raise ValueError("Row-partitioning argument must be int32 or int64")
@@ -37,11 +38,15 @@ class RowPartition:
         self._value_rowids = value_rowids
         self._nrows = nrows
         self._nvals = nvals
+        self._uniform_row_length = uniform_row_length
 
     dtype = property(lambda self: self._row_splits.dtype)
 
     def row_splits(self) -> Any:
         return self._row_splits
+
+    def uniform_row_length(self) -> Any:
+        return self._uniform_row_length
 
     def has_precomputed_value_rowids(self) -> bool:
         return self._value_rowids is not None
@@ -68,7 +73,10 @@ class RowPartition:
 
     def with_dependencies(self, dependencies: list[Any]) -> RowPartition:
         splits = control_flow_ops.with_dependencies(dependencies, self._row_splits)
-        return RowPartition(splits, self._row_lengths, self._value_rowids, self._nrows)
+        return RowPartition(
+            splits, self._row_lengths, self._value_rowids, self._nrows,
+            uniform_row_length=self._uniform_row_length,
+        )  # fmt: skip
 
 
 def convert_partition(partition: Any, name: str, dtype: Any = None, dtype_hint: Any = None) -> Any:
@@ -226,3 +234,25 @@ def from_value_rowids(
             row_lengths.set_shape([const_nrows])
             row_splits.set_shape([const_nrows + 1])
         return RowPartition(row_splits, row_lengths, value_rowids, nrows)
+
+
+def from_uniform_row_length_unchecked(
+    uniform_row_length: Any, nvals: Any, nrows: Any
+) -> RowPartition:
+    """Rows of one length, nrows given (TF's from_uniform_row_length with validate=False,
+    as from_tensor builds it): constant splits when both are known while building."""
+    with _ops.name_scope(None, "RowPartitionFromUniformRowLength", [uniform_row_length, nrows]):
+        dtype = uniform_row_length.dtype
+        const_length = constant_value(uniform_row_length)
+        const_nrows = constant_value(nrows)
+        const_nvals = constant_value(nvals)
+        if const_nvals is None and const_nrows is not None and const_length is not None:
+            nvals = constant(int(const_nrows) * int(const_length), dtype=dtype)
+        if const_nrows is not None and const_length is not None:
+            splits = [v * int(const_length) for v in range(int(const_nrows) + 1)]
+            row_splits = constant(splits, dtype=dtype)
+        else:
+            row_splits = math_ops.range(nrows + 1, dtype=dtype) * uniform_row_length
+        return RowPartition(
+            row_splits, nrows=nrows, nvals=nvals, uniform_row_length=uniform_row_length
+        )

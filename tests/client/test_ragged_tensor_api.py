@@ -75,7 +75,25 @@ def _views(tf):
     ]  # fmt: skip
 
 
-BUILDS = [_constants, _ranges, _factories, _views]
+def _conversions(tf):
+    dense = tf.constant([[1, 2, 0], [3, 0, 0], [4, 5, 6]])
+    fed = tf.placeholder_with_default(dense, [None, None])
+    cube = tf.reshape(tf.range(12.0), [3, 2, 2])
+    sparse = tf.SparseTensor([[0, 0], [0, 1], [2, 0]], [1.5, 2.5, 3.5], [4, 3])
+    return [
+        tf.RaggedTensor.from_tensor(dense),
+        tf.RaggedTensor.from_tensor(dense, lengths=[2, 1, 3]),
+        tf.RaggedTensor.from_tensor(dense, padding=0),
+        tf.RaggedTensor.from_tensor(fed, lengths=tf.constant([1, 0, 5], tf.int64)),
+        tf.RaggedTensor.from_tensor(fed),
+        tf.RaggedTensor.from_tensor(cube, padding=[0.0, 1.0], row_splits_dtype=tf.int32),
+        tf.RaggedTensor.from_tensor(dense).to_tensor(),
+        tf.RaggedTensor.from_sparse(sparse),
+        tf.RaggedTensor.from_sparse(sparse).to_tensor(),
+    ]
+
+
+BUILDS = [_constants, _ranges, _factories, _views, _conversions]
 
 
 @pytest.mark.parametrize("build", BUILDS)
