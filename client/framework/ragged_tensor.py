@@ -332,11 +332,9 @@ def value_rowids(rt: RaggedTensor, name: str | None = None) -> Any:
         partition = rt._row_partition
         if partition.has_precomputed_value_rowids():
             return partition.precomputed_value_rowids()
-        raise ValueError(
-            "This client's value_rowids() reads the row ids a RaggedTensor was built from "
-            "(from_value_rowids); TF's derivation from row_splits (ragged_util.repeat) is "
-            "not built here"
-        )
+        from client.ops.ragged_util import row_splits_to_segment_ids  # needs this module
+
+        return row_splits_to_segment_ids(partition.row_splits())
 
 
 def bounding_shape(

@@ -72,6 +72,8 @@ def _views(tf):
         by_ids.to_tensor(), by_ids.to_tensor(default_value=-1.0, shape=[3, 4]),
         outer_ids.to_tensor(), outer_ids.to_sparse(), nested.to_tensor(shape=[None, 1, 2]),
         rt.to_tensor(), rt.to_sparse(), rt.to_tensor(shape=tf.constant([2, 2, 2], tf.int64)),
+        by_splits.value_rowids(), rt.value_rowids(), rt.values.value_rowids(),
+        tf.RaggedTensor.from_row_lengths(v, [5]).value_rowids(),
     ]  # fmt: skip
 
 
