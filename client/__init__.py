@@ -867,7 +867,9 @@ strings.bytes_split = _ragged_ops.bytes_split
 ragged = _NS(RaggedTensorValue=_RaggedTensorValue)
 from client.ops import ragged_conversion_ops as _ragged_conversion_ops  # noqa: E402, F401
 from client.ops import ragged_factory_ops as _ragged_factory_ops  # noqa: E402
+from client.ops import ragged_gather_ops as _ragged_gather_ops  # noqa: E402
 
+gather = _ragged_gather_ops.gather  # noqa: F811  (TF's ragged dispatch of tf.gather)
 ragged.constant = _ragged_factory_ops.constant
 ragged.range = _ragged_factory_ops.range
 

@@ -95,7 +95,20 @@ def _conversions(tf):
     ]
 
 
-BUILDS = [_constants, _ranges, _factories, _views, _conversions]
+def _gathers(tf):
+    rt = tf.ragged.constant([[1, 2], [3], [], [4, 5, 6]])
+    nested = tf.ragged.constant([[[1.0], [2.0, 3.0]], [], [[4.0, 5.0, 6.0]]])
+    idx = tf.placeholder_with_default(tf.constant([3, 0, 0], tf.int64), [None])
+    ragged_idx = tf.ragged.constant([[0, 3], [], [1]])
+    return [
+        tf.gather(rt, [3, 0, 0]), tf.gather(rt, idx), tf.gather(nested, [2, 0]),
+        tf.gather(rt, [[1, 0], [3, 3]]), tf.gather(rt, 3), tf.gather(rt, ragged_idx),
+        tf.gather(tf.constant([10, 20, 30, 40]), ragged_idx),
+        tf.gather(tf.constant([1.0, 2.0]), [1, 1]),
+    ]  # fmt: skip
+
+
+BUILDS = [_constants, _ranges, _factories, _views, _conversions, _gathers]
 
 
 @pytest.mark.parametrize("build", BUILDS)
