@@ -1,6 +1,6 @@
 """Integration, RaggedTensors through OUR master (real processes started through the CLIs):
 an unmodified tf.compat.v1.Session("grpc://...") and our client build tf.ragged.range,
-tf.ragged.constant and the validated RaggedTensor factories, with each ragged op on the
+tf.ragged.constant, the validated RaggedTensor factories and tf.gather of ragged rows, with each ragged op on the
 worker that did not make its input; the fetches equal TensorFlow's own in-process
 session's, and a bad or hostile input fails as TensorFlow's kernel does, naming the node."""
 
@@ -32,10 +32,12 @@ def _build(api, dev) -> tuple[dict, list]:
         by_lengths = api.RaggedTensor.from_row_lengths(doubled, [2, 0, 4])
         nested = api.RaggedTensor.from_nested_row_splits(doubled, [[0, 1, 3], [0, 2, 2, 6]])
         const = api.ragged.constant([[[1, 2], [3]], [], [[4, 5, 6]]])
+        picked = api.gather(by_lengths, [[2, 0], [0, 0]])
     fetches = [
         rt.values, rt.row_splits, rt.to_tensor(), stepped.to_tensor(default_value=-1),
         by_lengths.to_tensor(), by_lengths.bounding_shape(), by_lengths.row_lengths(),
         nested.to_sparse().indices, nested.to_tensor(), const.to_tensor(), const.nrows(),
+        picked.to_tensor(), picked.values.row_splits,
     ]  # fmt: skip
     return {limits: LIMITS, values: VALUES}, fetches
 
