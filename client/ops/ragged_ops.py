@@ -150,6 +150,19 @@ def sparse_to_ragged(sp: SparseTensor) -> RaggedTensor:
 shape_fns.SHAPE_FNS["UnicodeDecode"] = lambda op: [TensorShape([None])] * 2
 shape_fns.SHAPE_FNS["UnicodeDecodeWithOffsets"] = lambda op: [TensorShape([None])] * 3
 shape_fns.SHAPE_FNS["UnicodeEncode"] = lambda op: [TensorShape([None])]
+
+
+def _to_tensor_shape(op: Any) -> list[TensorShape]:
+    """Rank 1 + ragged_rank + the values' inner rank; the sizes come from the values."""
+    types = op.get_attr("row_partition_types")
+    ragged_rank = sum(1 for t in types if t not in ("FIRST_DIM_SIZE", b"FIRST_DIM_SIZE"))
+    values = op.inputs[1].shape
+    if values.ndims is None:
+        return [TensorShape(None)]
+    return [TensorShape([None] * (1 + ragged_rank)).concatenate(values[1:])]
+
+
+shape_fns.SHAPE_FNS["RaggedTensorToTensor"] = _to_tensor_shape
 shape_fns.SHAPE_FNS["RaggedTensorToSparse"] = lambda op: [
     TensorShape([None, None]),
     TensorShape([None]),

@@ -7,13 +7,36 @@ GraphDefs must agree node for node, and the fetched values must be equal."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import client
 from tests.client.test_graph_sweep import build_both, graph_diff
-from tests.client.test_ragged_strings import _assert_same, _run
+from tests.client.test_ragged_strings import _run
 
 tf_real = pytest.importorskip("tensorflow")
+
+
+def _assert_same(a, b):
+    """Equal structures; ints, bools and strings exact, floats within 1e-6 (sin and the
+    like may differ from Eigen's in the last bit)."""
+    if isinstance(a, tuple):
+        assert isinstance(b, tuple) and a[0] == b[0] and len(a) == len(b), (a, b)
+        for x, y in zip(a[1:], b[1:]):
+            _assert_same(x, y)
+    elif isinstance(a, list):
+        assert isinstance(b, list) and len(a) == len(b), (a, b)
+        for x, y in zip(a, b):
+            _assert_same(x, y)
+    else:
+        a, b = np.asarray(a), np.asarray(b)
+        assert a.shape == b.shape and (a.dtype == b.dtype or a.dtype.kind in "OSU"), (a, b)
+        if a.dtype.kind == "f":
+            np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+        else:
+            np.testing.assert_array_equal(a, b)
+
+
 tf1 = tf_real.compat.v1
 TF_GRAPH_MODE = True  # tests/conftest.py keeps TensorFlow in graph mode for this module
 
@@ -108,7 +131,30 @@ def _gathers(tf):
     ]  # fmt: skip
 
 
-BUILDS = [_constants, _ranges, _factories, _views, _conversions, _gathers]
+def _map_flat_values(tf):
+    rt = tf.ragged.constant([[1.0, 2.0], [3.0], [], [4.0, 5.0, 6.0]])
+    nested = tf.ragged.constant([[[1, 2], [3]], [], [[4, 5, 6]]])
+    x = tf.placeholder_with_default(tf.constant([0.5, 1.0, 2.0]), [None], name="x")
+    fed = tf.RaggedTensor.from_row_lengths(x, [1, 2])
+    return [
+        tf.ragged.map_flat_values(tf.square, rt),
+        tf.ragged.map_flat_values(tf.add, rt, rt),
+        tf.ragged.map_flat_values(tf.multiply, rt, 2.0),
+        tf.ragged.map_flat_values(tf.cast, nested, tf.float64),
+        tf.ragged.map_flat_values(lambda v, w: v * w[0], rt, w=(rt,)),
+        tf.ragged.map_flat_values(tf.ones_like, rt).to_tensor(),
+        tf.ragged.map_flat_values(tf.sin, fed),
+    ]
+
+
+def _map_flat_values_gradient(tf):
+    x = tf.placeholder_with_default(tf.constant([1.0, 2.0, 3.0]), [None], name="x")
+    rt = tf.RaggedTensor.from_row_lengths(x, [2, 1])
+    y = tf.ragged.map_flat_values(tf.square, rt).to_tensor()
+    return tf.gradients(tf.reduce_sum(tf.sin(y)), [x])
+
+
+BUILDS = [_constants, _ranges, _factories, _views, _conversions, _gathers, _map_flat_values]
 
 
 @pytest.mark.parametrize("build", BUILDS)
@@ -117,7 +163,19 @@ def test_graph_matches_tensorflow(build):
     assert graph_diff(ours, theirs) == []
 
 
-@pytest.mark.parametrize("build", BUILDS)
+@pytest.mark.xfail(
+    strict=True,
+    reason="TF densifies the IndexedSlices gradient of the flat values inside Square's "
+    "gradient (its Mul converts it: 'Square_grad/Mul_1/x', Consts depending on the "
+    "slices' values); the client's gradient machinery densifies it before calling the "
+    "gradient function. Same values.",
+)
+def test_gradient_graph_matches_tensorflow():
+    ours, theirs = build_both(_map_flat_values_gradient)
+    assert graph_diff(ours, theirs) == []
+
+
+@pytest.mark.parametrize("build", [*BUILDS, _map_flat_values_gradient])
 def test_values_as_tensorflow(build):
     _assert_same(_run(client, build), _run(tf1, build))
 
