@@ -5,7 +5,7 @@ strings.split(result_type="RaggedTensor").
 
 Inputs of rank 0 and 1 only for the string APIs (TF's higher ranks add uniform row
 partitions this client does not build). TF registers no gradient for the unicode ops;
-to_tensor's gradient (RaggedTensorToTensor's) is not built here either."""
+to_tensor's (RaggedTensorToTensor's) is client/ops/gradients/ragged_grad.py."""
 
 from __future__ import annotations
 
