@@ -885,6 +885,15 @@ strings.unicode_split = _ragged_ops.unicode_split
 strings.unicode_encode = _ragged_ops.unicode_encode
 strings.bytes_split = _ragged_ops.bytes_split
 ragged = _NS(RaggedTensorValue=_RaggedTensorValue)
+from client.ops import ragged_conversion_ops as _ragged_conversion_ops  # noqa: E402, F401
+from client.ops import ragged_factory_ops as _ragged_factory_ops  # noqa: E402
+from client.ops import ragged_functional_ops as _ragged_functional_ops  # noqa: E402
+from client.ops import ragged_gather_ops as _ragged_gather_ops  # noqa: E402
+
+gather = _ragged_gather_ops.gather  # noqa: F811  (TF's ragged dispatch of tf.gather)
+ragged.constant = _ragged_factory_ops.constant
+ragged.range = _ragged_factory_ops.range
+ragged.map_flat_values = _ragged_functional_ops.map_flat_values
 
 # isort: split
 from client.training.monitored_session import (  # noqa: E402, F401  (tf.report_uninitialized_variables)

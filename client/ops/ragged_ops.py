@@ -5,7 +5,7 @@ strings.split(result_type="RaggedTensor").
 
 Inputs of rank 0 and 1 only for the string APIs (TF's higher ranks add uniform row
 partitions this client does not build). TF registers no gradient for the unicode ops;
-to_tensor's gradient (RaggedTensorToTensor's) is not built here either."""
+to_tensor's (RaggedTensorToTensor's) is client/ops/gradients/ragged_grad.py."""
 
 from __future__ import annotations
 
@@ -139,17 +139,30 @@ def bytes_split(input: Any, name: str | None = None) -> Any:  # noqa: A002
         ).outputs
         if ndims == 0:
             return values
-        return from_value_rowids(values, indices[:, 0], nrows=shape[0])
+        return from_value_rowids(values, indices[:, 0], nrows=shape[0], validate=False)
 
 
 def sparse_to_ragged(sp: SparseTensor) -> RaggedTensor:
     """A 2-D SparseTensor whose rows are left-aligned (as StringSplit's) as ragged rows."""
-    return from_value_rowids(sp.values, sp.indices[:, 0], nrows=sp.dense_shape[0])
+    return from_value_rowids(sp.values, sp.indices[:, 0], nrows=sp.dense_shape[0], validate=False)
 
 
 shape_fns.SHAPE_FNS["UnicodeDecode"] = lambda op: [TensorShape([None])] * 2
 shape_fns.SHAPE_FNS["UnicodeDecodeWithOffsets"] = lambda op: [TensorShape([None])] * 3
 shape_fns.SHAPE_FNS["UnicodeEncode"] = lambda op: [TensorShape([None])]
+
+
+def _to_tensor_shape(op: Any) -> list[TensorShape]:
+    """Rank 1 + ragged_rank + the values' inner rank; the sizes come from the values."""
+    types = op.get_attr("row_partition_types")
+    ragged_rank = sum(1 for t in types if t not in ("FIRST_DIM_SIZE", b"FIRST_DIM_SIZE"))
+    values = op.inputs[1].shape
+    if values.ndims is None:
+        return [TensorShape(None)]
+    return [TensorShape([None] * (1 + ragged_rank)).concatenate(values[1:])]
+
+
+shape_fns.SHAPE_FNS["RaggedTensorToTensor"] = _to_tensor_shape
 shape_fns.SHAPE_FNS["RaggedTensorToSparse"] = lambda op: [
     TensorShape([None, None]),
     TensorShape([None]),

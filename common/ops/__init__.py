@@ -62,6 +62,7 @@ from common.ops import (  # noqa: F401  (imported for their registrations)
     priority_queue_ops,
     py_func_ops,
     queue_ops,
+    ragged_array_ops,
     ragged_conversion_ops,
     random_binomial_ops,
     random_ops,

@@ -65,22 +65,21 @@ def _splits_from_rowids(rowids: np.ndarray, nrows: int) -> np.ndarray:
 def nested_splits(
     types: Sequence[str], partitions: list[np.ndarray], n_values: int
 ) -> list[np.ndarray]:
-    """Row partitions as nested row_splits, outermost first."""
-    if types and types[0] == "FIRST_DIM_SIZE":
-        nrows = int(np.asarray(partitions[0]))
-        out: list[np.ndarray] = []
-        for t, rowids in zip(types[1:], partitions[1:]):
-            if t != "VALUE_ROWIDS":
-                raise InvalidArgumentError(f"Unsupported row partition type {t}")
-            splits = _splits_from_rowids(np.asarray(rowids).reshape(-1), nrows)
-            out.append(splits)
-            nrows = int(splits[-1])
-        if nrows != n_values:
-            raise InvalidArgumentError("value_rowids do not match the number of values")
-        return out
-    if any(t != "ROW_SPLITS" for t in types):
-        raise InvalidArgumentError(f"Unsupported row partition types {list(types)}")
-    splits_list = [np.asarray(p).reshape(-1).astype(np.int64) for p in partitions]
+    """Row partitions as nested row_splits, outermost first: ROW_SPLITS as given,
+    VALUE_ROWIDS counted into rows (the row count from FIRST_DIM_SIZE or from the level
+    above)."""
+    nrows = -1
+    splits_list: list[np.ndarray] = []
+    for t, p in zip(types, partitions):
+        if t == "FIRST_DIM_SIZE" and not splits_list:
+            nrows = int(np.asarray(p))
+        elif t == "VALUE_ROWIDS" and (splits_list or nrows >= 0):
+            rows = nrows if not splits_list else int(splits_list[-1][-1])
+            splits_list.append(_splits_from_rowids(np.asarray(p).reshape(-1), rows))
+        elif t == "ROW_SPLITS":
+            splits_list.append(np.asarray(p).reshape(-1).astype(np.int64))
+        else:
+            raise InvalidArgumentError(f"Unsupported row partition types {list(types)}")
     for outer, inner in zip(splits_list, splits_list[1:] + [None]):
         _check_splits(outer, n_values if inner is None else inner.size - 1)
     return splits_list

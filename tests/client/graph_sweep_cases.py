@@ -1504,3 +1504,13 @@ def _unicode_decode_to_tensor(api):
 
 
 ARRAY_CASES.update({"unicode_decode_to_tensor": _unicode_decode_to_tensor})
+
+
+# -- RaggedTensor.to_tensor's gradient (RaggedTensorToTensor) to the flat values -------------
+def _ragged_to_tensor_grad(api):
+    x = _x(api, (5,))
+    rt = api.RaggedTensor.from_row_lengths(x, [2, 0, 3])
+    api.gradients(api.reduce_sum(rt.to_tensor(default_value=1.0) * 2.0), x)
+
+
+GRADIENT_CASES.update({"RaggedTensorToTensor": _ragged_to_tensor_grad})

@@ -19,6 +19,7 @@ from client.ops.gradients import (  # noqa: F401  (imported for their registrati
     math_grad,
     nn_grad,
     nn_variants_grad,
+    ragged_grad,
     segment_grad,
     sparse_grad,
     special_math_grad,

@@ -1,0 +1,213 @@
+"""Ops (executor stage): RaggedRange and RaggedGather, as TensorFlow's ragged_range_op.cc
+and ragged_gather_op.cc (tf.ragged.range and tf.gather on a RaggedTensor). A ragged
+tensor arrives as its nested row_splits, outermost first, and its flat values. Output
+sizes come from input values, so they are checked against the memory budget before
+anything is allocated. Stateless kernels, safe from any thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from common import memory
+from common.errors import InvalidArgumentError
+from common.ops.math_util import np_type
+from common.ops.registry import KernelConstruction, register_kernel, register_op
+
+register_op(
+    "RaggedRange",
+    inputs=["starts: T", "limits: T", "deltas: T"],
+    outputs=["rt_nested_splits: Tsplits", "rt_dense_values: T"],
+    attrs=[
+        "T: {bfloat16, float, double, int32, int64} = DT_INT32",
+        "Tsplits: {int32, int64} = DT_INT64",
+    ],
+)
+register_op(
+    "RaggedGather",
+    inputs=[
+        "params_nested_splits: PARAMS_RAGGED_RANK * Tsplits",
+        "params_dense_values: Tvalues",
+        "indices: Tindices",
+    ],
+    outputs=[
+        "output_nested_splits: OUTPUT_RAGGED_RANK * Tsplits",
+        "output_dense_values: Tvalues",
+    ],
+    attrs=[
+        "Tvalues: type",
+        "Tindices: {int32, int64}",
+        "Tsplits: {int32, int64} = DT_INT64",
+        "PARAMS_RAGGED_RANK: int >= 1",
+        "OUTPUT_RAGGED_RANK: int >= 0",
+    ],
+)
+
+_INT64_MAX = np.iinfo(np.int64).max
+
+
+# -- RaggedRange ---------------------------------------------------------------------------
+def _range_size(start: Any, limit: Any, delta: Any) -> int:
+    """How many values [start, limit) by delta holds (TF's RangeSize, the same as Range)."""
+    if (delta > 0 and limit < start) or (delta < 0 and limit > start):
+        return 0
+    if np.issubdtype(type(start), np.integer):
+        # Python ints: |limit - start| cannot overflow here as it would in the dtype.
+        span, step = abs(int(limit) - int(start)), abs(int(delta))
+        size: float = (span + step - 1) // step
+    else:
+        with np.errstate(all="ignore"):
+            size = float(np.ceil(np.abs((limit - start) / delta)))
+    if not size <= _INT64_MAX:  # also NaN: a NaN bound is never a valid size
+        raise InvalidArgumentError(f"Requires ((limit - start) / delta) <= {_INT64_MAX}")
+    return int(size)
+
+
+def _range_inputs(starts: np.ndarray, limits: np.ndarray, deltas: np.ndarray) -> int:
+    """The number of ranges: starts, limits and deltas are scalars (broadcast) or vectors
+    of one length."""
+    for name, x in (("starts", starts), ("limits", limits), ("deltas", deltas)):
+        if x.ndim > 1:
+            raise InvalidArgumentError(f"{name} must be a scalar or vector")
+    sizes = {x.shape[0] for x in (starts, limits, deltas) if x.ndim == 1}
+    if len(sizes) > 1:
+        raise InvalidArgumentError("starts, limits, and deltas must have the same shape")
+    return sizes.pop() if sizes else 1
+
+
+def ragged_range(
+    k: KernelConstruction | None,
+    starts: np.ndarray,
+    limits: np.ndarray,
+    deltas: np.ndarray,
+    splits_dtype: np.dtype,
+) -> tuple[np.ndarray, np.ndarray]:
+    nrows = _range_inputs(starts, limits, deltas)
+    row = [np.broadcast_to(x.reshape(-1), (nrows,)) for x in (starts, limits, deltas)]
+    splits_max = int(np.iinfo(splits_dtype).max)
+    splits = [0]
+    for start, limit, delta in zip(*row):
+        if delta == 0:
+            raise InvalidArgumentError("Requires delta != 0")
+        size = _range_size(start, limit, delta)
+        if size > splits_max - splits[-1]:
+            raise InvalidArgumentError(
+                "The total range size overflowed. Consider using int64 instead of int32 "
+                "for row_splits_dtype."
+            )
+        splits.append(splits[-1] + size)
+    memory.check_allocation(k, [splits[-1]], starts.dtype)
+    values = np.empty(splits[-1], starts.dtype)
+    for i, (start, delta) in enumerate(zip(row[0], row[2])):
+        n = splits[i + 1] - splits[i]
+        if n:
+            # TF adds delta to a running value of dtype T: the same rounding for floats,
+            # the same wrap-around for integers.
+            steps = np.full(n, delta, starts.dtype)
+            steps[0] = start
+            with np.errstate(over="ignore"):
+                values[splits[i] : splits[i + 1]] = np.add.accumulate(steps, dtype=starts.dtype)
+    return np.asarray(splits, splits_dtype), values
+
+
+@register_kernel("RaggedRange")
+def _ragged_range_kernel(k: KernelConstruction) -> Callable:
+    splits_dtype = np_type(k.attr("Tsplits"))
+
+    def compute(ctx, inputs: list) -> list:
+        starts, limits, deltas = (np.asarray(x) for x in inputs)
+        return list(ragged_range(k, starts, limits, deltas, splits_dtype))
+
+    return compute
+
+
+# -- RaggedGather --------------------------------------------------------------------------
+def _check_gather_splits(splits_list: list[np.ndarray], n_values: int) -> None:
+    """TF's ValidateSplits: an inner level's bound is the next splits' length."""
+    for level, splits in enumerate(splits_list):
+        last = n_values if level == len(splits_list) - 1 else splits_list[level + 1].size
+        if splits.size == 0:
+            raise InvalidArgumentError("Ragged splits may not be empty")
+        if splits[0] < 0:
+            raise InvalidArgumentError("Ragged splits must be non-negative")
+        if splits[-1] > last:
+            raise InvalidArgumentError("Ragged splits must not point past values")
+        if np.any(splits[1:] < splits[:-1]):
+            raise InvalidArgumentError("Ragged splits must be sorted")
+    for level, splits in enumerate(splits_list[:-1]):
+        # TF's own bound lets an outer split name the inner splits' length, one row past
+        # the end (its kernel then aborts the process); that is an invalid tensor here.
+        if splits[-1] > splits_list[level + 1].size - 1:
+            raise InvalidArgumentError("Ragged splits must not point past values")
+
+
+def _check_indices(indices: np.ndarray, n_params: int) -> None:
+    bad = np.argwhere((indices < 0) | (indices >= n_params))
+    if len(bad):  # a scalar index's one row is empty but present
+        where = f"[{','.join(str(int(i)) for i in bad[0])}]" if indices.ndim else ""
+        value = indices[tuple(bad[0])]
+        raise InvalidArgumentError(f"indices{where} = {value} is not in [0, {n_params})")
+
+
+def _concat_ranges(starts: np.ndarray, limits: np.ndarray) -> np.ndarray:
+    """Every position of [starts[j], limits[j]) for each j, in order."""
+    lengths = limits - starts
+    offsets = np.repeat(starts - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths)
+    return np.arange(int(lengths.sum()), dtype=np.int64) + offsets
+
+
+def _splits_of(lengths: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    return np.concatenate([[0], np.cumsum(lengths)]).astype(dtype)
+
+
+def ragged_gather(
+    k: KernelConstruction | None,
+    splits_list: list[np.ndarray],
+    values: np.ndarray,
+    indices: np.ndarray,
+    output_ragged_rank: int,
+) -> list[np.ndarray]:
+    """Rows `indices` of the ragged params: indices' own dimensions become uniform ragged
+    dimensions, then the gathered rows' nested splits; the flat values last."""
+    splits_list = [np.asarray(s).reshape(-1) for s in splits_list]
+    dtype = splits_list[0].dtype
+    if values.ndim == 0:
+        raise InvalidArgumentError("params.rank must be nonzero")
+    _check_indices(indices, splits_list[0].size - 1)
+    flat = indices.reshape(-1).astype(np.int64)
+    _check_gather_splits(splits_list, values.shape[0])
+    if output_ragged_rank != indices.ndim + len(splits_list) - 1:
+        raise InvalidArgumentError(
+            f"OUTPUT_RAGGED_RANK {output_ragged_rank} must be the rank of indices "
+            f"({indices.ndim}) plus PARAMS_RAGGED_RANK ({len(splits_list)}) minus 1"
+        )
+    out: list[np.ndarray] = []
+    for d in range(1, indices.ndim):
+        size = int(np.prod(indices.shape[: d + 1]))
+        out.append(np.arange(0, size + 1, indices.shape[d], dtype=np.int64).astype(dtype))
+    outer = splits_list[0].astype(np.int64)
+    starts, limits = outer[flat], outer[flat + 1]
+    if indices.ndim:
+        out.append(_splits_of(limits - starts, dtype))
+    for splits in splits_list[1:]:
+        inner = splits.astype(np.int64)
+        elems = _concat_ranges(starts, limits)
+        out.append(_splits_of(inner[elems + 1] - inner[elems], dtype))
+        starts, limits = inner[starts], inner[limits]
+    n = int((limits - starts).sum())
+    memory.check_allocation(k, [n, *values.shape[1:]], values.dtype)
+    return [*out, values[_concat_ranges(starts, limits)]]
+
+
+@register_kernel("RaggedGather")
+def _ragged_gather_kernel(k: KernelConstruction) -> Callable:
+    output_ragged_rank = int(k.attr("OUTPUT_RAGGED_RANK"))
+
+    def compute(ctx, inputs: list) -> list:
+        *splits, values, indices = (np.asarray(x) for x in inputs)
+        return ragged_gather(k, splits, values, indices, output_ragged_rank)
+
+    return compute
