@@ -244,33 +244,3 @@ def assert_near(x: Any, y: Any, rtol: Any = None, atol: Any = None, data: Any = 
         condition = math_ops.reduce_all(math_ops.less(diff, tol))
         return Assert(condition, data, summarize=summarize)
 
-
-def assert_rank_at_least(x: Any, rank: Any, data: Any = None, summarize: Any = None,
-                         message: Any = None, name: str | None = None) -> Any:  # fmt: skip
-    """x has rank >= `rank`: static when both are known (a NoOp
-    "static_checks_determined_all_ok", or ValueError), else an Assert on Rank(x)."""
-    with _ops.name_scope(name, "assert_rank_at_least", (x, rank) + tuple(data or [])):
-        x = convert_to_tensor(x, name="x")
-        rank = convert_to_tensor(rank, name="rank")
-        prefix = _message_prefix(message)
-        if data is None:
-            data = [prefix, f"Tensor {x.name} must have rank at least", rank,
-                    "Received shape: ", array_ops.shape(x)]  # fmt: skip
-        assert_type(rank, dtypes.int32)
-        rank_static = constant_value(rank)
-        if rank_static is not None:
-            if np.ndim(rank_static) != 0:
-                raise ValueError("Rank must be a scalar.")
-            x_rank = x.shape.ndims
-            if x_rank is not None:
-                if x_rank < int(rank_static):
-                    raise ValueError(
-                        f"{prefix}Tensor {x.name} must have rank at least "
-                        f"{int(rank_static)}.  Received rank {x_rank}, shape {x.shape}"
-                    )
-                return control_flow_ops.no_op(name="static_checks_determined_all_ok")
-        condition = math_ops.greater_equal(array_ops.rank(x), rank)
-        if rank_static is None:
-            rank_check = assert_rank(rank, 0, data=["Rank must be a scalar. Received rank: ", rank])
-            condition = control_flow_ops.with_dependencies([rank_check], condition)
-        return Assert(condition, data, summarize=summarize)
