@@ -14,7 +14,7 @@ from client.data import structure, tensor_list
 from client.framework import dtypes as _dtypes
 from client.framework import function as _function
 from client.framework import ops as _ops
-from client.framework.op_builder import apply_op
+from client.framework.op_builder import apply_op, convert_to_tensor
 from client.framework.tensor_shape import TensorShape
 
 
@@ -106,6 +106,22 @@ class Iterator(structure.HasElementSpec):
             "IteratorV2", [], {"container": "", "shared_name": shared_name or "",
                                **_flat_attrs(spec)},
         ).outputs[0]  # fmt: skip
+        return Iterator(resource, None, spec)
+
+    @staticmethod
+    def from_string_handle(
+        string_handle: Any, output_types: Any, output_shapes: Any = None,
+        output_classes: Any = None,
+    ) -> Iterator:  # fmt: skip
+        """A feedable iterator: whichever iterator's `string_handle()` value is fed into
+        `string_handle` at run time (IteratorFromStringHandleV2), as tf.compat.v1's."""
+        if output_shapes is None:
+            output_shapes = structure.map_structure(lambda _: TensorShape(None), output_types)
+        spec = structure.map_structure(
+            lambda t, s: structure.TensorSpec(s, _dtypes.as_dtype(t)), output_types, output_shapes
+        )
+        handle = convert_to_tensor(string_handle, dtype=_dtypes.string)
+        resource = apply_op("IteratorFromStringHandleV2", [handle], _flat_attrs(spec)).outputs[0]
         return Iterator(resource, None, spec)
 
     def _as_graph_element(self) -> _ops.Tensor:
