@@ -168,6 +168,8 @@ class MasterSession:
         # (GraphDef, its Graph): built once per graph version for the partial runs'
         # dependency checks, which only read it.
         self._checked_graph: tuple[graph_pb2.GraphDef, Graph] | None = None
+        # (GraphDef, {node: device}): the whole graph placed once per graph version.
+        self._whole_placement: tuple[graph_pb2.GraphDef, dict[str, str]] | None = None
         self._node_names: set[str] = set()
         self.graph_version = 0
         self._cache: dict[tuple, ClientGraph] = {}
@@ -264,6 +266,10 @@ class MasterSession:
         endpoints = list(result.feed_nodes.values()) + list(result.fetch_nodes.values())
         for node in endpoints:
             node.assigned_device = ""  # placed with the graph, then pinned below
+        whole = self._placement_of_whole_graph(graph_def)
+        for node in graph.op_nodes():
+            if not node.assigned_device and node.name in whole:
+                node.assigned_device = whole[node.name]
         explain: dict[str, tuple[str, str]] | None = {} if self.on_placed else None
         place(
             graph,
@@ -295,6 +301,35 @@ class MasterSession:
         ]
         feed_types = {ep: result.feed_types[feeds.index(ep)] for ep in result.feed_nodes}
         return plans, feed_types
+
+    def _placement_of_whole_graph(self, graph_def: graph_pb2.GraphDef) -> dict[str, str]:
+        """{node name: device} of the session's whole graph, placed once per version.
+
+        TensorFlow places the whole graph and prunes it for each run, so a node goes to
+        one device whatever a run needs: a variable with no device whose slots are
+        colocated on a ps task stays there in a run that only reads it. Each run's graph
+        starts from these devices (nodes a run adds, feeds, fetches and lowered function
+        bodies are placed with it). A whole graph that cannot be placed (a node no run
+        uses asks for a device that does not exist) leaves each run to place its own
+        nodes, which then report the error only when a run needs them."""
+        with self._lock:
+            cached = self._whole_placement
+        if cached is not None and cached[0] is graph_def:
+            return cached[1]
+        graph = convert_graph_def_to_graph(graph_def)
+        try:
+            place(
+                graph,
+                [d.name for d in self.devices],
+                default_device=self.default_device,
+                allow_soft_placement=self.config.allow_soft_placement,
+            )
+            devices = {n.name: n.assigned_device for n in graph.op_nodes()}
+        except InvalidArgumentError:
+            devices = {}
+        with self._lock:
+            self._whole_placement = (graph_def, devices)
+        return devices
 
     def _pin(self, node: Node, device: str) -> str:
         """Put a client feed/fetch node on `device`, both key ends naming it; its key."""
