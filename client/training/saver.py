@@ -78,6 +78,8 @@ class _SaveSpec:
         """TF's ResourceVariableSaveable.restore: an Identity on the variable's device,
         then AssignVariableOp."""
         var, (restored,) = self.variable, restored_tensors
+        if not var._is_resource_variable:
+            return self._restore_ref(restored, reshape)
         if reshape:
             restored = array_ops.reshape(restored, var.shape.as_list())
         with _ops.get_default_graph().device(var.device):
@@ -89,6 +91,15 @@ class _SaveSpec:
                     f"{self.name}."
                 )
             return apply_op("AssignVariableOp", [var.handle, restored], {})
+
+    def _restore_ref(self, restored: Any, reshape: bool) -> Any:
+        """TF's ReferenceVariableSaveable.restore: an Assign to the ref (colocated with
+        it), shape-checked unless reshaping."""
+        var = self.variable
+        if reshape:
+            restored = array_ops.reshape(restored, var.shape.as_list())
+        validate = not reshape and var.shape.is_fully_defined()
+        return apply_op("Assign", [var, restored], {"validate_shape": validate})
 
 
 # A variable to save, or another saveable (a mutable lookup table's).
