@@ -21,7 +21,7 @@ from client.framework.op_builder import apply_op, constant, convert_to_tensor
 from client.gradients import gradients
 from client.ops import array_ops, control_flow_ops, state_ops
 from client.ops.partitioned_variables import PartitionedVariable
-from client.ops.variables import Variable, trainable_variables
+from client.ops.variables import SaveSliceInfo, Variable, trainable_variables
 
 
 def _refuse_partitioned(var_list: list[Any]) -> None:
@@ -255,9 +255,23 @@ class Optimizer(abc.ABC):
 def _slot_variable(primary: Variable, initial_value: Any, name: str) -> Variable:
     """A non-trainable variable of the primary's kind (TF's slot_creator and
     _create_non_slot_variable: a reference variable's slots are reference variables)."""
-    return Variable(
+    slot = Variable(
         initial_value, name=name, trainable=False, use_resource=primary._is_resource_variable
     )
+    info = primary._get_save_slice_info()
+    if info is not None and slot.op.name.startswith(primary.op.name + "/"):
+        # As TF's slot_creator: a shard's slot is the same slice of "<full name>/<slot>",
+        # so a checkpoint holds one whole slot per partitioned variable.
+        real_slot_name = slot.op.name[len(primary.op.name) + 1 :]
+        slot._set_save_slice_info(
+            SaveSliceInfo(
+                f"{info.full_name}/{real_slot_name}",
+                info.full_shape,
+                info.var_offset,
+                info.var_shape,
+            )  # fmt: skip
+        )
+    return slot
 
 
 def _as_gradient(g: Any) -> Any:

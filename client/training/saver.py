@@ -72,7 +72,12 @@ class _SaveSpec:
 
     @property
     def specs(self) -> list[SaveSpec]:
-        return [SaveSpec(self.variable._as_graph_element(), self.slice_spec, self.name)]
+        tensor = self.variable._as_graph_element()
+        if self.slice_spec and not self.variable._is_resource_variable:
+            # TF's ReferenceVariableSaveable of a shard saves the variable object, which
+            # converts to its "read" snapshot; a whole one saves the ref itself.
+            tensor = self.variable.value()
+        return [SaveSpec(tensor, self.slice_spec, self.name)]
 
     def restore(self, restored_tensors: list[Any], reshape: bool) -> Any:
         """TF's ResourceVariableSaveable.restore: an Identity on the variable's device,
