@@ -394,3 +394,30 @@ def test_checkpoints_restore_on_the_other_side(ref_variables, tmp_path, writer):
             saver.restore(sess, str(tmp_path / "model"))
             got = sess.run(variables)
     assert_close(got, want)
+
+
+# -- metrics: their local variables are reference variables too ------------------------------
+def _metrics(tf):
+    labels = tf.constant([1, 0, 1, 1, 0, 2])
+    preds = tf.constant([1, 1, 1, 0, 0, 2])
+    scores = tf.constant([0.9, 0.6, 0.8, 0.3, 0.2, 0.7])
+    return [
+        tf.metrics.accuracy(labels, preds),
+        tf.metrics.mean(tf.cast(preds, tf.float32)),
+        tf.metrics.auc(tf.minimum(labels, 1), scores, num_thresholds=5),
+        tf.metrics.mean_per_class_accuracy(labels, preds, 3),
+    ]
+
+
+def test_metrics_graph_is_tensorflows(ref_variables):
+    assert_same_graph(_metrics)
+
+
+def test_metrics_values_match_tensorflow(ref_variables):
+    def build(tf):
+        metrics = _metrics(tf)
+        updates, values = [m[1] for m in metrics], [m[0] for m in metrics]
+        return lambda sess: [sess.run(updates), sess.run(updates), sess.run(values)]
+
+    ours, theirs, _, _ = run_both(build)
+    assert_close(ours, theirs)

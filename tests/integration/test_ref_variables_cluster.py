@@ -2,7 +2,7 @@
 resource variables off (as after disable_v2_behavior), its variables (VariableV2) and
 Momentum/Adam slots on the ps and its compute on a worker, run by TensorFlow's own client
 (tf.compat.v1.Session against OUR master) and by ours; both compared with TensorFlow's
-local session. The updates (ApplyMomentum, ScatterSub, AssignAdd ...) run on the ps by
+local session. The updates (ApplyMomentum, ApplyAdam, AssignAdd ...) run on the ps by
 colocation with their refs; a v1 loop writes a ps variable through RefEnter."""
 
 from __future__ import annotations
