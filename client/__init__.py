@@ -465,6 +465,13 @@ from client.ops.control_flow_util import (  # noqa: E402, F401
     disable_control_flow_v2,
     enable_control_flow_v2,
 )
+from client.ops.ref_variable import RefVariable  # noqa: E402, F401
+from client.ops.resource_variables_toggle import (  # noqa: E402, F401
+    disable_resource_variables,
+    enable_resource_variables,
+    resource_variables_enabled,
+)
+from client.ops.state_ops import count_up_to  # noqa: E402, F401
 
 
 def disable_eager_execution() -> None:
@@ -473,8 +480,17 @@ def disable_eager_execution() -> None:
 
 def disable_v2_behavior() -> None:
     """The client already behaves as TensorFlow 1.x (graphs and sessions); as in
-    TensorFlow, this also turns control flow v2 off (tf.Assert's guard becomes a v1 cond)."""
+    TensorFlow, this also turns control flow v2 off (tf.Assert's guard becomes a v1 cond)
+    and resource variables off (tf.Variable and get_variable build VariableV2)."""
     disable_control_flow_v2()
+    disable_resource_variables()
+
+
+def enable_v2_behavior() -> None:
+    """TensorFlow's enable_v2_behavior, for the switches this client has: control flow v2
+    and resource variables back on."""
+    enable_control_flow_v2()
+    enable_resource_variables()
 
 
 def enable_v2_behavior() -> None:

@@ -37,6 +37,8 @@ from client.ops.control_flow_state import zeros_like_outside_loop
 def _as_tensor_x(x: Any) -> Any:
     if hasattr(x, "handle") and hasattr(x, "_as_graph_element") and not isinstance(x, _ops.Tensor):
         return x.handle
+    if hasattr(x, "_ref"):  # as TF's as_ref=True: a reference variable's VariableV2 output
+        return x._ref()
     return convert_to_tensor(x)
 
 

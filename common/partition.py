@@ -35,7 +35,7 @@ from typing import Any
 from common import device_name
 from common.dtypes import DataType, as_proto_enum
 from common.errors import InvalidArgumentError, UnimplementedError
-from common.graph.algorithm import CONTROL_FLOW_OPS, gc_paused
+from common.graph.algorithm import CONTROL_FLOW_OPS, ENTER_OPS, EXIT_OPS, gc_paused
 from common.graph.graph import CONTROL_SLOT, Edge, Graph, Node
 from common.partition_control_flow import add_control_flow, has_control_loops, is_control_loop
 from common.subgraph import attr_type, base_type, sendrecv_attrs
@@ -94,13 +94,13 @@ def build_control_flow_info(graph: Graph) -> list[ControlFlowInfo | None]:
         curr = ready.popleft()
         cur = info[curr.id]
         assert cur is not None
-        if curr.op == "Exit" and cur.parent_frame is not None:
+        if curr.op in EXIT_OPS and cur.parent_frame is not None:
             outer = info[cur.parent_frame.id]
             assert outer is not None
             frame = ControlFlowInfo(
                 outer.frame_name, outer.parent_frame_name, outer.frame, outer.parent_frame
             )
-        elif curr.op == "Exit":
+        elif curr.op in EXIT_OPS:
             frame = ControlFlowInfo()
         else:
             frame = cur
@@ -109,7 +109,7 @@ def build_control_flow_info(graph: Graph) -> list[ControlFlowInfo | None]:
             if not out.is_op:
                 continue  # SINK: reached from every frame (TF skips it too)
             seen = info[out.id]
-            if out.op == "Enter":
+            if out.op in ENTER_OPS:
                 if seen is None:
                     info[out.id] = ControlFlowInfo(
                         _frame_name_attr(out), frame.frame_name, out, frame.frame
@@ -149,8 +149,8 @@ def _check_frames(graph: Graph, loc: NodeToLoc, cf: list[ControlFlowInfo | None]
         si, di = cf[src.id], cf[dst.id]
         if si is None or di is None:
             continue
-        src_frame = si.parent_frame_name if src.op == "Exit" else si.frame_name
-        dst_frame = di.parent_frame_name if dst.op == "Enter" else di.frame_name
+        src_frame = si.parent_frame_name if src.op in EXIT_OPS else si.frame_name
+        dst_frame = di.parent_frame_name if dst.op in ENTER_OPS else di.frame_name
         if src_frame == dst_frame and src_frame and src.assigned_device == dst.assigned_device:
             raise UnimplementedError(
                 f"Partitioning while loop frame '{src_frame}' across devices is not "
@@ -472,7 +472,7 @@ def partition(
     graph-unique node name. A while loop split across devices first gets TF's control-loop
     scaffolding (added to `graph`). Raises InvalidArgumentError for a node with unconnected
     inputs or a split loop without a LoopCond."""
-    if control_flow_info is None and any(n.op == "Enter" for n in graph.op_nodes()):
+    if control_flow_info is None and any(n.op in ENTER_OPS for n in graph.op_nodes()):
         control_flow_info = build_control_flow_info(graph)
     if control_flow_info is not None and not has_control_loops(graph):
         add_control_flow(graph, control_flow_info, new_name)

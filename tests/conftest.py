@@ -68,6 +68,18 @@ def _in_process_sharing_restored() -> Iterator[None]:
     local_rpc.share_in_process(before)
 
 
+@pytest.fixture(autouse=True)
+def _client_resource_variables_restored() -> Iterator[None]:
+    """A TF1 program's disable_v2_behavior() (a test calling it) turns the client's
+    process-wide resource-variables switch off; later tests must build what a fresh
+    process builds."""
+    from client.ops import resource_variables_toggle as toggle
+
+    before = toggle.resource_variables_enabled()
+    yield
+    (toggle.enable_resource_variables if before else toggle.disable_resource_variables)()
+
+
 # TensorFlow's CPU kernels depend on the host: without oneDNN's AVX-512 paths its
 # Conv2DBackpropInput/Conv3D refuse dilations and grouped convolutions ("Current CPU
 # implementations do not yet support ..."). There the oracle has no answer: such a case

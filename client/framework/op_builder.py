@@ -9,6 +9,7 @@ TF's (TypeError for dtype mismatches, ValueError for shape errors).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import Any
 
@@ -20,6 +21,7 @@ from client.framework.tensor_shape import TensorShape
 from common import attr_value as _attr_value
 from common import tensor as _tensor
 from common.dtypes import DataType
+from common.dtypes import is_ref as _dt_is_ref
 from common.errors import OpError
 from common.graph.graph_def_util import summarize_node_def
 from common.ops import op_def_util, registry
@@ -140,7 +142,7 @@ def constant(
 
 # -- apply_op -----------------------------------------------------------------------------
 def _attr_type_from_value(v: Any) -> DataType:
-    return _dtypes.as_dtype(v).as_datatype_enum
+    return _dtypes.as_dtype(v).base_dtype.as_datatype_enum
 
 
 def _convert_inputs(
@@ -187,6 +189,11 @@ def _convert_inputs(
                 constant(np.zeros([0], np.float32), name=arg.name)
                 if want is None:
                     want = op_def.attr(arg.type_attr).default
+            if arg.is_ref and hasattr(v, "_ref"):
+                # TF converts a ref arg with as_ref=True: a ref variable's VariableV2
+                # output, not its "read" snapshot.
+                tensors.append(v._ref())
+                continue
             try:
                 t = convert_to_tensor(
                     v,
@@ -265,12 +272,13 @@ def _attr_protos(op_def: Any, attrs: dict[str, Any], op_type: str) -> dict[str, 
 
 
 def _attr_python(v: Any, attr_type: str) -> Any:
+    # As TF's _MakeType: a type attr takes a ref dtype's base (placeholder(v.dtype)).
     if isinstance(v, _dtypes.DType):
-        return v.as_datatype_enum
+        return v.base_dtype.as_datatype_enum
     if attr_type == "type":
-        return _dtypes.as_dtype(v).as_datatype_enum
+        return _dtypes.as_dtype(v).base_dtype.as_datatype_enum
     if attr_type == "list(type)":
-        return [_dtypes.as_dtype(x).as_datatype_enum for x in v]
+        return [_dtypes.as_dtype(x).base_dtype.as_datatype_enum for x in v]
     if attr_type == "shape":
         return _shape_attr(v)
     if attr_type == "list(shape)":
@@ -314,9 +322,12 @@ def apply_op(
                 in_types, out_types = op_def_util.in_out_types(op_name, op_def, protos)
             except OpError as e:
                 raise ValueError(str(e)) from None
-            return create_op(
-                g, op_name, op_type, op_def, flat, protos, list(out_types), list(in_types)
-            )
+            # As TF's _apply_op_helper: an op writing a ref input runs where the ref is.
+            refs = [t.op for t, dt in zip(flat, in_types) if _dt_is_ref(dt)]
+            with g.colocate_with(refs[0]) if refs else contextlib.nullcontext():
+                return create_op(
+                    g, op_name, op_type, op_def, flat, protos, list(out_types), list(in_types)
+                )
 
 
 def _op_name(g: _ops.Graph, name: str) -> str:

@@ -80,6 +80,8 @@ def mean_iou(
 def _scatter_add(var: Any, indices: Any, updates: Any) -> Any:
     """state_ops.scatter_add as TF returns it on a resource variable: read lazily by each
     consumer, under the consumer's scope."""
+    if not var._is_resource_variable:
+        return apply_op("ScatterAdd", [var, indices, updates], {}).outputs[0]
     return _unread(var, apply_op("ResourceScatterAdd", [var.handle, indices, updates], {}))
 
 

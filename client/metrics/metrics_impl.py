@@ -41,8 +41,11 @@ for _name in Variable._OPERATORS:
 _ops.register_tensor_conversion_function(_UnreadVariable, lambda v, dtype=None, name=None: v.read())
 
 
-def _unread(var: Variable, update: Any) -> _UnreadVariable:
-    """`var` after `update`, as TF's state ops return it."""
+def _unread(var: Variable, update: Any) -> Any:
+    """`var` after `update`, as TF's state ops return it: on a reference variable the
+    update's output (the ref itself)."""
+    if not var._is_resource_variable:
+        return update.outputs[0] if isinstance(update, _ops.Operation) else update
     with _ops.control_dependencies([update]):
         element = var._lazy_read()  # TF's graph-mode _UnreadVariable reads once where made
     return _UnreadVariable(var, update, element)

@@ -112,8 +112,14 @@ def with_dependencies(dependencies: Any, output_tensor: Any, name: str | None = 
 
 
 def switch(data: Any, pred: Any, name: str | None = None) -> builtins.tuple[Any, Any]:
-    op = apply_op("Switch", [data, pred], {}, name)
+    # TF's _SwitchRefOrTensor: a reference stays one through a cond (RefSwitch).
+    op_type = "RefSwitch" if _is_ref(data) else "Switch"
+    op = apply_op(op_type, [data, pred], {}, name or "Switch")
     return op.outputs[0], op.outputs[1]
+
+
+def _is_ref(data: Any) -> bool:
+    return isinstance(data, _ops.Tensor) and data.dtype.is_ref_dtype
 
 
 def merge(inputs: Any, name: str | None = None) -> builtins.tuple[Any, Any]:
@@ -510,8 +516,9 @@ def _enter(
     parallel_iterations: int = 10,
     name: str | None = None,
 ) -> Any:
+    # TF's _Enter: a reference enters a loop as one (RefEnter), so the body can write it.
     op = apply_op(
-        "Enter",
+        "RefEnter" if _is_ref(data) else "Enter",
         [data],
         {
             "frame_name": frame_name,

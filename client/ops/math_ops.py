@@ -168,7 +168,7 @@ def div(x: Any, y: Any, name: str | None = None) -> Any:
 
 
 def cast(x: Any, dtype: Any, name: str | None = None) -> Any:
-    dtype = dtypes.as_dtype(dtype)
+    dtype = dtypes.as_dtype(dtype).base_dtype  # as TF: a ref dtype casts to its base
     if getattr(x, "_is_resource_variable", False) and x.dtype.base_dtype == dtype:
         return x  # as TF: the consumer reads it, under its own scope
     if isinstance(x, _ops.Tensor) and x.dtype.base_dtype == dtype:

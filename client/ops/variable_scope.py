@@ -44,8 +44,10 @@ class VariableScope:
         regularizer: Any = None,
         caching_device: Any = None,
         partitioner: Any = None,
+        use_resource: Any = None,
     ) -> None:
         self.name = name
+        self.use_resource = use_resource
         self.caching_device = caching_device
         self.partitioner = partitioner
         self.reuse = reuse
@@ -62,6 +64,9 @@ class VariableScope:
 
     def set_partitioner(self, partitioner: Any) -> None:
         self.partitioner = partitioner
+
+    def set_use_resource(self, use_resource: Any) -> None:
+        self.use_resource = use_resource
 
     def reuse_variables(self) -> None:
         self.reuse = True
@@ -85,17 +90,20 @@ class VariableScope:
         regularizer = regularizer or self.regularizer
         is_scalar = isinstance(shape, (list, tuple)) and not shape
         partitioned = _partitioned(_ops.get_default_graph())
+        use_resource = kwargs.get("use_resource")
+        use_resource = self.use_resource if use_resource is None else use_resource
         if partitioner is not None and not is_scalar:
             if not callable(partitioner):
                 raise ValueError(f"Partitioner must be callable, but received: {partitioner}")
             return self._get_partitioned_variable(
                 full_name, partitioner, shape, dtype, initializer, trainable, collections,
-                regularizer,
+                regularizer, use_resource,
             )  # fmt: skip
         if self.reuse is True and full_name in partitioned:
             return self._get_partitioned_variable(
-                full_name, None, shape, dtype, initializer, trainable, collections, regularizer
-            )
+                full_name, None, shape, dtype, initializer, trainable, collections, regularizer,
+                use_resource,
+            )  # fmt: skip
         store = _store(_ops.get_default_graph())
         if f"{full_name}/part_0" in store:
             raise ValueError(
@@ -113,8 +121,9 @@ class VariableScope:
                 "tf.get_variable(). Did you mean to set reuse=tf.AUTO_REUSE in VarScope?"
             )
         return self._create(
-            full_name, shape, dtype, initializer, trainable, collections, regularizer
-        )
+            full_name, shape, dtype, initializer, trainable, collections, regularizer, None,
+            use_resource,
+        )  # fmt: skip
 
     def _check_reuse(self, full_name: str, shape: Any, dtype: Any, found: Any) -> None:
         if self.reuse is None or self.reuse is False:
@@ -127,7 +136,7 @@ class VariableScope:
                 f"Trying to share variable {full_name}, but specified shape {as_shape(shape)} "
                 f"and found shape {found.shape}."
             )
-        if dtype is not None and dtypes.as_dtype(dtype) != found.dtype:
+        if dtype is not None and dtypes.as_dtype(dtype) != found.dtype.base_dtype:
             raise ValueError(
                 f"Trying to share variable {full_name}, but specified dtype "
                 f"{dtypes.as_dtype(dtype).name} and found dtype {found.dtype.name}."
@@ -143,6 +152,7 @@ class VariableScope:
         collections: Any,
         regularizer: Any,
         partition_info: Any = None,
+        use_resource: Any = None,
     ) -> Variable:
         v = _new_variable(
             full_name,
@@ -153,6 +163,7 @@ class VariableScope:
             collections,
             self.caching_device,
             partition_info,
+            use_resource,
         )
         _store(_ops.get_default_graph())[full_name] = v
         if regularizer is not None:
@@ -174,6 +185,7 @@ class VariableScope:
         trainable: Any,
         collections: Any,
         regularizer: Any,
+        use_resource: Any = None,
     ) -> _pv.PartitionedVariable:
         """TF's _VariableStore._get_partitioned_variable: the stored PartitionedVariable
         (reuse), or one variable "<name>/part_<i>" per shard, each its slice of the whole."""
@@ -221,6 +233,7 @@ class VariableScope:
                 collections,
                 regularizer,
                 _pv.PartitionInfo(full_shape, offset),
+                use_resource,
             )
             v._set_save_slice_info(
                 SaveSliceInfo(full_name, tuple(full_shape), tuple(offset), tuple(var_shape))
@@ -280,6 +293,7 @@ def _new_variable(
     collections: Any,
     caching_device: Any = None,
     partition_info: Any = None,
+    use_resource: Any = None,
 ) -> Any:
     if initializer is None:
         initializer = (
@@ -312,6 +326,7 @@ def _new_variable(
             trainable=trainable,
             collections=collections,
             caching_device=caching_device,
+            use_resource=use_resource,
         )
 
 
@@ -362,6 +377,7 @@ def get_variable(
         collections,
         regularizer,
         partitioner=kwargs.get("partitioner"),
+        use_resource=kwargs.get("use_resource"),
     )
 
 
@@ -427,6 +443,7 @@ def variable_scope(
         regularizer if regularizer is not None else base.regularizer,
         kwargs.get("caching_device") or base.caching_device,
         kwargs["partitioner"] if kwargs.get("partitioner") is not None else base.partitioner,
+        kwargs["use_resource"] if kwargs.get("use_resource") is not None else base.use_resource,
     )
     if not auxiliary_name_scope or (not name_scope and isinstance(name_or_scope, VariableScope)):
         scope.original_name_scope = (

@@ -69,6 +69,23 @@ class Variable:
     _is_resource_variable = True  # math_ops.cast passes a same-dtype variable through
     _save_slice_info: SaveSliceInfo | None = None  # set on a PartitionedVariable's shards
 
+    def __new__(cls, *args: Any, **kwargs: Any) -> Variable:
+        """TF's default_variable_creator: tf.Variable(...) is a RefVariable when resource
+        variables are off (the argument, the variable scope's, the process-wide switch)
+        or when it comes from a reference variable's VariableDef."""
+        if cls is Variable:
+            from client.ops import ref_variable, resource_variables_toggle
+
+            variable_def = kwargs.get("variable_def", args[6] if len(args) > 6 else None)
+            explicit = kwargs.get("use_resource", args[11] if len(args) > 11 else None)
+            if variable_def is not None:
+                is_ref = not variable_def.is_resource
+            else:
+                is_ref = not resource_variables_toggle.use_resource(explicit)
+            if is_ref:
+                return object.__new__(ref_variable.RefVariable)
+        return object.__new__(cls)
+
     def __init__(
         self,
         initial_value: Any = None,
@@ -231,6 +248,7 @@ class Variable:
 
     @staticmethod
     def from_proto(variable_def: Any, import_scope: str | None = None) -> Variable:
+        # A reference variable's VariableDef makes a RefVariable (Variable.__new__).
         return Variable(variable_def=variable_def, import_scope=import_scope)
 
     # -- properties -----------------------------------------------------------------------
@@ -400,7 +418,7 @@ def _var_to_tensor(v: Variable, dtype: Any = None, name: str | None = None) -> A
 
 
 _ops.register_tensor_conversion_function(Variable, _var_to_tensor)
-RefVariable = ResourceVariable = Variable
+ResourceVariable = Variable
 
 
 def strip_name_scope(name: str, export_scope: str | None) -> str:

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from client.framework.op_builder import apply_op
 from client.ops import math_ops
 from client.ops.variables import Variable
-from client.training.optimizer import Optimizer, as_tensor
+from client.training.optimizer import Optimizer, apply_training_op, as_tensor
 
 
 class AdadeltaOptimizer(Optimizer):
@@ -34,20 +33,24 @@ class AdadeltaOptimizer(Optimizer):
         self._epsilon_t = as_tensor(self._epsilon, "epsilon")
 
     def _inputs(self, var: Variable, dtype: Any) -> list[Any]:
-        accum, update = self._slot(var, "accum"), self._slot(var, "accum_update")
         scalars = [math_ops.cast(t, dtype) for t in (self._lr_t, self._rho_t, self._epsilon_t)]
-        return [var.handle, accum.handle, update.handle, *scalars]
+        return scalars
 
     def _resource_apply_dense(self, grad: Any, var: Variable) -> Any:
-        return apply_op(
-            "ResourceApplyAdadelta",
+        return apply_training_op(
+            "ApplyAdadelta",
+            self._variables(var),
             self._inputs(var, grad.dtype.base_dtype) + [grad],
             {"use_locking": self._use_locking},
         )
 
     def _resource_apply_sparse(self, grad: Any, var: Variable, indices: Any) -> Any:
-        return apply_op(
-            "ResourceSparseApplyAdadelta",
+        return apply_training_op(
+            "SparseApplyAdadelta",
+            self._variables(var),
             self._inputs(var, grad.dtype) + [grad, indices],
             {"use_locking": self._use_locking},
         )
+
+    def _variables(self, var: Variable) -> list[Variable]:
+        return [var, self._slot(var, "accum"), self._slot(var, "accum_update")]

@@ -4,13 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from client.framework.op_builder import apply_op, constant
+from client.framework.op_builder import constant
 from client.ops import math_ops
 from client.ops.variables import Variable
-from client.training.optimizer import (
-    Optimizer,
-    as_tensor,
-)
+from client.training.optimizer import Optimizer, apply_training_op, as_tensor
 
 
 class AdagradOptimizer(Optimizer):
@@ -37,7 +34,9 @@ class AdagradOptimizer(Optimizer):
                 "accumulator",
                 self._name,
                 lambda v=v: constant(
-                    self._initial_accumulator_value, dtype=v.dtype, shape=v.shape.as_list()
+                    self._initial_accumulator_value,
+                    dtype=v.dtype.base_dtype,
+                    shape=v.shape.as_list(),
                 ),
             )
 
@@ -46,16 +45,18 @@ class AdagradOptimizer(Optimizer):
 
     def _resource_apply_dense(self, grad: Any, var: Variable) -> Any:
         acc = self._slot(var, "accumulator")
-        return apply_op(
-            "ResourceApplyAdagrad",
-            [var.handle, acc.handle, math_ops.cast(self._lr_t, grad.dtype.base_dtype), grad],
+        return apply_training_op(
+            "ApplyAdagrad",
+            [var, acc],
+            [math_ops.cast(self._lr_t, grad.dtype.base_dtype), grad],
             {"use_locking": self._use_locking},
         )
 
     def _resource_apply_sparse(self, grad: Any, var: Variable, indices: Any) -> Any:
         acc = self._slot(var, "accumulator")
-        return apply_op(
-            "ResourceSparseApplyAdagrad",
-            [var.handle, acc.handle, math_ops.cast(self._lr_t, grad.dtype), grad, indices],
+        return apply_training_op(
+            "SparseApplyAdagrad",
+            [var, acc],
+            [math_ops.cast(self._lr_t, grad.dtype), grad, indices],
             {"use_locking": self._use_locking},
         )

@@ -6,10 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 from client.framework import ops as _ops
-from client.framework.op_builder import apply_op, constant
+from client.framework.op_builder import constant
 from client.ops import array_ops, math_ops
 from client.ops.variables import Variable
-from client.training.optimizer import Optimizer, as_tensor
+from client.training.optimizer import Optimizer, apply_training_op, as_tensor
 
 
 class AdagradDAOptimizer(Optimizer):
@@ -42,9 +42,10 @@ class AdagradDAOptimizer(Optimizer):
             # As TF: both initial values first (root scope, colocated), then the slots.
             shape = v.shape.as_list()
             with v.graph.name_scope(None), v.graph.colocate_with(v.op):
-                g_val = constant(0.0, dtype=v.dtype, shape=shape)
+                dtype = v.dtype.base_dtype
+                g_val = constant(0.0, dtype=dtype, shape=shape)
                 gg_val = constant(
-                    self._initial_gradient_squared_accumulator_value, dtype=v.dtype, shape=shape
+                    self._initial_gradient_squared_accumulator_value, dtype=dtype, shape=shape
                 )
             self._value_slot(v, "gradient_accumulator", self._name, g_val)
             self._value_slot(v, "gradient_squared_accumulator", self._name + "_1", gg_val)
@@ -62,10 +63,11 @@ class AdagradDAOptimizer(Optimizer):
             global_step = array_ops.identity(self._global_step_on_worker)
         scalars = [math_ops.cast(t, dtype) for t in (self._lr_t, self._l1, self._l2)]
         grads = [grad] if indices is None else [grad, indices]
-        op = "ResourceApplyAdagradDA" if indices is None else "ResourceSparseApplyAdagradDA"
-        return apply_op(
+        op = "ApplyAdagradDA" if indices is None else "SparseApplyAdagradDA"
+        return apply_training_op(
             op,
-            [var.handle, g_acc.handle, gg_acc.handle, *grads, *scalars, global_step],
+            [var, g_acc, gg_acc],
+            [*grads, *scalars, global_step],
             {"use_locking": self._use_locking},
         )
 

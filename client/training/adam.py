@@ -6,11 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 from client.framework import ops as _ops
-from client.framework.op_builder import apply_op
-from client.ops import control_flow_ops, math_ops
+from client.ops import control_flow_ops, math_ops, state_ops
 from client.ops.variables import Variable
 from client.training.optimizer import (
     Optimizer,
+    apply_training_op,
     as_tensor,
     resource_scatter_add,
 )
@@ -47,12 +47,10 @@ class AdamOptimizer(Optimizer):
         m, v = self._slot(var, "m"), self._slot(var, "v")
         b1p, b2p = self._non_slot["beta1_power"], self._non_slot["beta2_power"]
         dt = var.dtype
-        return apply_op(
-            "ResourceApplyAdam",
+        return apply_training_op(
+            "ApplyAdam",
+            [var, m, v],
             [
-                var.handle,
-                m.handle,
-                v.handle,
                 math_ops.cast(b1p, dt),
                 math_ops.cast(b2p, dt),
                 math_ops.cast(self._lr_t, dt),
@@ -84,15 +82,17 @@ class AdamOptimizer(Optimizer):
         var_update = var.assign_sub(
             lr * m_t / (v_sqrt + epsilon_t), self._use_locking, read_value=False
         )
-        with _ops.control_dependencies([var_update]):
-            var._lazy_read()  # the read of TF's _UnreadVariable, as in _finish
+        _unread(var, var_update)
         return control_flow_ops.group(var_update, m_t, v_t)
 
     def _decay_and_scatter_add(self, slot: Variable, decay: Any, indices: Any, rows: Any) -> Any:
         """slot = slot * decay, then rows added at indices; the slot's new value."""
         decayed = slot.assign(slot * decay, self._use_locking, read_value=False)
+        if not slot._is_resource_variable:  # TF's ref path: the ScatterAdd's output
+            with _ops.control_dependencies([decayed]):
+                return state_ops.scatter_add(slot, indices, rows, self._use_locking)
+        _unread(slot, decayed)
         with _ops.control_dependencies([decayed]):
-            slot._lazy_read()  # TF's assign returns an _UnreadVariable, whose read it builds
             scatter = resource_scatter_add(slot.handle, indices, rows)
             with _ops.control_dependencies([scatter]):
                 return slot.value()
@@ -103,9 +103,15 @@ class AdamOptimizer(Optimizer):
             # TF's assign() reads the new value lazily (_UnreadVariable); the group waits
             # on the assignments themselves.
             update_beta1 = b1p.assign(b1p.value() * self._beta1_t, read_value=False)
-            with _ops.control_dependencies([update_beta1]):
-                b1p._lazy_read()
+            _unread(b1p, update_beta1)
             update_beta2 = b2p.assign(b2p.value() * self._beta2_t, read_value=False)
-            with _ops.control_dependencies([update_beta2]):
-                b2p._lazy_read()
+            _unread(b2p, update_beta2)
         return control_flow_ops.group(*update_ops, update_beta1, update_beta2, name=name_scope)
+
+
+def _unread(var: Variable, update: Any) -> None:
+    """The read TF's assign leaves behind on a resource variable (an _UnreadVariable's
+    ReadVariableOp after the update); a reference variable's assign leaves none."""
+    if var._is_resource_variable:
+        with _ops.control_dependencies([update]):
+            var._lazy_read()

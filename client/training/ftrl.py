@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from client.framework.op_builder import apply_op
 from client.ops import array_ops, math_ops
 from client.ops.variables import Variable
-from client.training.optimizer import Optimizer, as_tensor
+from client.training.optimizer import Optimizer, apply_training_op, as_tensor
 
 
 class FtrlOptimizer(Optimizer):
@@ -57,7 +56,8 @@ class FtrlOptimizer(Optimizer):
                 "accum",
                 self._accum_name or self._name,
                 lambda v=v: (
-                    array_ops.ones(v.shape.as_list(), v.dtype) * self._initial_accumulator_value
+                    array_ops.ones(v.shape.as_list(), v.dtype.base_dtype)
+                    * self._initial_accumulator_value
                 ),
             )
             self._zeros_slot(v, "linear", self._linear_name or self._name)
@@ -80,17 +80,12 @@ class FtrlOptimizer(Optimizer):
         scalars = [self._lr_t, self._l1_t, self._l2_t]
         scalars += [self._l2_shrinkage_t] if v2 else []
         scalars += [self._lr_power_t]
-        op = "ResourceSparseApplyFtrl" if indices is not None else "ResourceApplyFtrl"
+        op = "SparseApplyFtrl" if indices is not None else "ApplyFtrl"
         grads = [grad] if indices is None else [grad, indices]
-        return apply_op(
+        return apply_training_op(
             op + ("V2" if v2 else ""),
-            [
-                var.handle,
-                accum.handle,
-                linear.handle,
-                *grads,
-                *(math_ops.cast(t, dtype) for t in scalars),
-            ],
+            [var, accum, linear],
+            [*grads, *(math_ops.cast(t, dtype) for t in scalars)],
             {"use_locking": self._use_locking},
         )
 

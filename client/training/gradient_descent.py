@@ -10,6 +10,7 @@ from client.ops import math_ops
 from client.ops.variables import Variable
 from client.training.optimizer import (
     Optimizer,
+    apply_training_op,
     as_tensor,
     resource_scatter_add,
 )
@@ -26,16 +27,22 @@ class GradientDescentOptimizer(Optimizer):
         self._lr_t = as_tensor(self._learning_rate, "learning_rate")
 
     def _resource_apply_dense(self, grad: Any, var: Variable) -> Any:
-        return apply_op(
-            "ResourceApplyGradientDescent",
-            [var.handle, math_ops.cast(self._lr_t, var.dtype), grad],
+        return apply_training_op(
+            "ApplyGradientDescent",
+            [var],
+            [math_ops.cast(self._lr_t, var.dtype), grad],
             {"use_locking": self._use_locking},
         )
 
     def _resource_apply_sparse_duplicate_indices(
         self, grad: Any, handle: Variable, indices: Any
     ) -> Any:
-        # ResourceScatterAdd sums repeated indices itself: no deduplication (as TF).
+        # The scatter sums repeated indices itself: no deduplication (as TF).
+        if not handle._is_resource_variable:  # TF's _apply_sparse_duplicate_indices
+            delta = grad * math_ops.cast(self._lr_t, handle.dtype.base_dtype)
+            return apply_op(
+                "ScatterSub", [handle, indices, delta], {"use_locking": self._use_locking}
+            ).outputs[0]
         return resource_scatter_add(
             handle.handle, indices, -grad * math_ops.cast(self._lr_t, grad.dtype.base_dtype)
         )

@@ -5,13 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from client.framework.op_builder import apply_op
 from client.ops import math_ops
 from client.ops.variables import Variable
-from client.training.optimizer import (
-    Optimizer,
-    as_tensor,
-)
+from client.training.optimizer import Optimizer, apply_training_op, as_tensor
 
 
 class MomentumOptimizer(Optimizer):
@@ -40,11 +36,10 @@ class MomentumOptimizer(Optimizer):
 
     def _resource_apply_dense(self, grad: Any, var: Variable) -> Any:
         mom = self._slot(var, "momentum")
-        return apply_op(
-            "ResourceApplyMomentum",
+        return apply_training_op(
+            "ApplyMomentum",
+            [var, mom],
             [
-                var.handle,
-                mom.handle,
                 math_ops.cast(self._lr_t, var.dtype),
                 grad,
                 math_ops.cast(self._momentum_t, var.dtype),
@@ -54,11 +49,10 @@ class MomentumOptimizer(Optimizer):
 
     def _resource_apply_sparse(self, grad: Any, var: Variable, indices: Any) -> Any:
         mom = self._slot(var, "momentum")
-        return apply_op(
-            "ResourceSparseApplyMomentum",
+        return apply_training_op(
+            "SparseApplyMomentum",
+            [var, mom],
             [
-                var.handle,
-                mom.handle,
                 math_ops.cast(self._lr_t, grad.dtype),
                 grad,
                 indices,

@@ -19,9 +19,9 @@ from client.framework import ops as _ops
 from client.framework.indexed_slices import IndexedSlices, convert_to_tensor_or_indexed_slices
 from client.framework.op_builder import apply_op, constant, convert_to_tensor
 from client.gradients import gradients
-from client.ops import array_ops, control_flow_ops
+from client.ops import array_ops, control_flow_ops, state_ops
 from client.ops.partitioned_variables import PartitionedVariable
-from client.ops.variables import Variable, trainable_variables
+from client.ops.variables import SaveSliceInfo, Variable, trainable_variables
 
 
 def _refuse_partitioned(var_list: list[Any]) -> None:
@@ -129,12 +129,15 @@ class Optimizer(abc.ABC):
             else:
                 finish = self._finish(update_ops, "update")
                 with _ops.control_dependencies([finish]), _ops.colocate_with(global_step):
-                    apply_updates = apply_op(
-                        "AssignAddVariableOp",
-                        [global_step.handle, convert_to_tensor(1, dtype=global_step.dtype)],
-                        {},
-                        scope,
-                    )
+                    if global_step._is_resource_variable:
+                        apply_updates = apply_op(
+                            "AssignAddVariableOp",
+                            [global_step.handle, convert_to_tensor(1, dtype=global_step.dtype)],
+                            {},
+                            scope,
+                        )
+                    else:
+                        apply_updates = state_ops.assign_add(global_step, 1, name=scope).op
         # As TF: the train op joins the TRAIN_OP collection (a meta graph carries it).
         train_ops = _ops.get_collection_ref(_ops.GraphKeys.TRAIN_OP)
         if apply_updates not in train_ops:
@@ -165,7 +168,10 @@ class Optimizer(abc.ABC):
     # -- slots --------------------------------------------------------------------------------
     def _zeros_slot(self, var: Variable, slot_name: str, op_name: str) -> Variable:
         return self._initializer_slot(
-            var, slot_name, op_name, lambda: array_ops.zeros(var.shape.as_list(), var.dtype)
+            var,
+            slot_name,
+            op_name,
+            lambda: array_ops.zeros(var.shape.as_list(), var.dtype.base_dtype),
         )
 
     def _initializer_slot(self, var: Variable, slot_name: str, op_name: str, init: Any) -> Variable:
@@ -175,7 +181,7 @@ class Optimizer(abc.ABC):
         if var not in slots:
             g = var.graph
             with g.name_scope(None), g.colocate_with(var.op):
-                slots[var] = Variable(init, name=f"{var.op.name}/{op_name}", trainable=False)
+                slots[var] = _slot_variable(var, init, f"{var.op.name}/{op_name}")
         return slots[var]
 
     def _value_slot(self, var: Variable, slot_name: str, op_name: str, value: Any) -> Variable:
@@ -184,7 +190,7 @@ class Optimizer(abc.ABC):
         if var not in slots:
             g = var.graph
             with g.name_scope(None), g.colocate_with(var.op):
-                slots[var] = Variable(value, name=f"{var.op.name}/{op_name}", trainable=False)
+                slots[var] = _slot_variable(var, value, f"{var.op.name}/{op_name}")
         return slots[var]
 
     def _constant_slot(
@@ -198,9 +204,9 @@ class Optimizer(abc.ABC):
             g = var.graph
             with g.name_scope(None):
                 with g.colocate_with(var.op) if colocate else contextlib.nullcontext():
-                    val = constant(value, dtype=var.dtype, shape=var.shape.as_list())
+                    val = constant(value, dtype=var.dtype.base_dtype, shape=var.shape.as_list())
                 with g.colocate_with(var.op):
-                    slots[var] = Variable(val, name=f"{var.op.name}/{op_name}", trainable=False)
+                    slots[var] = _slot_variable(var, val, f"{var.op.name}/{op_name}")
         return slots[var]
 
     def get_slot(self, var: Variable, name: str) -> Variable | None:
@@ -221,7 +227,7 @@ class Optimizer(abc.ABC):
         if name not in self._non_slot:
             g = colocate_with.graph
             with g.name_scope(None), g.colocate_with(colocate_with.op):
-                self._non_slot[name] = Variable(initial_value, name=name, trainable=False)
+                self._non_slot[name] = _slot_variable(colocate_with, initial_value, name)
         return self._non_slot[name]
 
     def variables(self) -> list[Variable]:
@@ -244,6 +250,28 @@ class Optimizer(abc.ABC):
     @abc.abstractmethod
     def _resource_apply_dense(self, grad: Any, var: Variable) -> Any:
         """The op applying `grad` to resource variable `var` (ResourceApply*)."""
+
+
+def _slot_variable(primary: Variable, initial_value: Any, name: str) -> Variable:
+    """A non-trainable variable of the primary's kind (TF's slot_creator and
+    _create_non_slot_variable: a reference variable's slots are reference variables)."""
+    slot = Variable(
+        initial_value, name=name, trainable=False, use_resource=primary._is_resource_variable
+    )
+    info = primary._get_save_slice_info()
+    if info is not None and slot.op.name.startswith(primary.op.name + "/"):
+        # As TF's slot_creator: a shard's slot is the same slice of "<full name>/<slot>",
+        # so a checkpoint holds one whole slot per partitioned variable.
+        real_slot_name = slot.op.name[len(primary.op.name) + 1 :]
+        slot._set_save_slice_info(
+            SaveSliceInfo(
+                f"{info.full_name}/{real_slot_name}",
+                info.full_shape,
+                info.var_offset,
+                info.var_shape,
+            )  # fmt: skip
+        )
+    return slot
 
 
 def _as_gradient(g: Any) -> Any:
@@ -270,6 +298,20 @@ def deduplicate_indexed_slices(values: Any, indices: Any) -> tuple[Any, Any]:
         {},
     ).outputs[0]
     return summed_values, unique_indices
+
+
+def apply_training_op(
+    op_type: str, variables: list[Any], inputs: list[Any], attrs: dict[str, Any] | None = None
+) -> Any:
+    """TF's training_ops: `op_type` ("ApplyAdam", "SparseApplyAdagrad" ...) on the
+    variable and its slots `variables`, then `inputs`. On resource variables the
+    Resource* op on their handles, on reference variables the op on their refs."""
+    if variables[0]._is_resource_variable:
+        refs = [v.handle for v in variables]
+        op_type = "Resource" + op_type
+    else:
+        refs = [v._ref() for v in variables]
+    return apply_op(op_type, [*refs, *inputs], attrs or {})
 
 
 def resource_scatter_add(handle: Any, indices: Any, updates: Any) -> Any:

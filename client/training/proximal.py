@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from client.framework.op_builder import apply_op
 from client.ops.variables import Variable
-from client.training.optimizer import Optimizer, as_tensor
+from client.training.optimizer import Optimizer, apply_training_op, as_tensor
 
 
 class _Proximal(Optimizer):
@@ -42,16 +41,18 @@ class ProximalGradientDescentOptimizer(_Proximal):
         )
 
     def _resource_apply_dense(self, grad: Any, var: Variable) -> Any:
-        return apply_op(
-            "ResourceApplyProximalGradientDescent",
-            [var.handle, *self._scalars(), grad],
+        return apply_training_op(
+            "ApplyProximalGradientDescent",
+            [var],
+            [*self._scalars(), grad],
             {"use_locking": self._use_locking},
         )
 
     def _resource_apply_sparse(self, grad: Any, var: Variable, indices: Any) -> Any:
-        return apply_op(
-            "ResourceSparseApplyProximalGradientDescent",
-            [var.handle, *self._scalars(), grad, indices],
+        return apply_training_op(
+            "SparseApplyProximalGradientDescent",
+            [var],
+            [*self._scalars(), grad, indices],
             {"use_locking": self._use_locking},
         )
 
@@ -81,16 +82,18 @@ class ProximalAdagradOptimizer(_Proximal):
 
     def _resource_apply_dense(self, grad: Any, var: Variable) -> Any:
         acc = self._slot(var, "accumulator")
-        return apply_op(
-            "ResourceApplyProximalAdagrad",
-            [var.handle, acc.handle, *self._scalars(), grad],
+        return apply_training_op(
+            "ApplyProximalAdagrad",
+            [var, acc],
+            [*self._scalars(), grad],
             {"use_locking": self._use_locking},
         )
 
     def _resource_apply_sparse(self, grad: Any, var: Variable, indices: Any) -> Any:
         acc = self._slot(var, "accumulator")
-        return apply_op(
-            "ResourceSparseApplyProximalAdagrad",
-            [var.handle, acc.handle, *self._scalars(), grad, indices],
+        return apply_training_op(
+            "SparseApplyProximalAdagrad",
+            [var, acc],
+            [*self._scalars(), grad, indices],
             {"use_locking": self._use_locking},
         )

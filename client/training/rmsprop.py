@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from client.framework.op_builder import apply_op
 from client.ops import array_ops, math_ops
 from client.ops.variables import Variable
-from client.training.optimizer import Optimizer, as_tensor
+from client.training.optimizer import Optimizer, apply_training_op, as_tensor
 
 
 class RMSPropOptimizer(Optimizer):
@@ -30,7 +29,10 @@ class RMSPropOptimizer(Optimizer):
         # TF's order, which numbers the slot variables: rms, (mg), momentum.
         for v in var_list:
             self._initializer_slot(
-                v, "rms", self._name, lambda v=v: array_ops.ones(v.shape.as_list(), v.dtype)
+                v,
+                "rms",
+                self._name,
+                lambda v=v: array_ops.ones(v.shape.as_list(), v.dtype.base_dtype),
             )
             if self._centered:
                 self._zeros_slot(v, "mg", self._name + "_1")
@@ -42,21 +44,28 @@ class RMSPropOptimizer(Optimizer):
         self._momentum_t = as_tensor(self._momentum, "momentum")
         self._epsilon_t = as_tensor(self._epsilon, "epsilon")
 
-    def _slots_and_scalars(self, var: Variable, dtype: Any) -> list[Any]:
+    def _variables(self, var: Variable) -> list[Variable]:
         slots = [self._slot(var, "rms"), self._slot(var, "momentum")]
         if self._centered:
             slots.insert(0, self._slot(var, "mg"))
+        return [var, *slots]
+
+    def _scalars(self, dtype: Any) -> list[Any]:
         scalars = [self._lr_t, self._decay_t, self._momentum_t, self._epsilon_t]
-        return [var.handle, *(s.handle for s in slots), *(math_ops.cast(t, dtype) for t in scalars)]
+        return [math_ops.cast(t, dtype) for t in scalars]
 
     def _op(self, sparse: bool) -> str:
         kind = "CenteredRMSProp" if self._centered else "RMSProp"
-        return ("ResourceSparseApply" if sparse else "ResourceApply") + kind
+        return ("SparseApply" if sparse else "Apply") + kind
 
     def _resource_apply_dense(self, grad: Any, var: Variable) -> Any:
-        inputs = self._slots_and_scalars(var, grad.dtype.base_dtype) + [grad]
-        return apply_op(self._op(False), inputs, {"use_locking": self._use_locking})
+        inputs = self._scalars(grad.dtype.base_dtype) + [grad]
+        return apply_training_op(
+            self._op(False), self._variables(var), inputs, {"use_locking": self._use_locking}
+        )
 
     def _resource_apply_sparse(self, grad: Any, var: Variable, indices: Any) -> Any:
-        inputs = self._slots_and_scalars(var, grad.dtype) + [grad, indices]
-        return apply_op(self._op(True), inputs, {"use_locking": self._use_locking})
+        inputs = self._scalars(grad.dtype) + [grad, indices]
+        return apply_training_op(
+            self._op(True), self._variables(var), inputs, {"use_locking": self._use_locking}
+        )

@@ -72,12 +72,19 @@ class _SaveSpec:
 
     @property
     def specs(self) -> list[SaveSpec]:
-        return [SaveSpec(self.variable._as_graph_element(), self.slice_spec, self.name)]
+        tensor = self.variable._as_graph_element()
+        if self.slice_spec and not self.variable._is_resource_variable:
+            # TF's ReferenceVariableSaveable of a shard saves the variable object, which
+            # converts to its "read" snapshot; a whole one saves the ref itself.
+            tensor = self.variable.value()
+        return [SaveSpec(tensor, self.slice_spec, self.name)]
 
     def restore(self, restored_tensors: list[Any], reshape: bool) -> Any:
         """TF's ResourceVariableSaveable.restore: an Identity on the variable's device,
         then AssignVariableOp."""
         var, (restored,) = self.variable, restored_tensors
+        if not var._is_resource_variable:
+            return self._restore_ref(restored, reshape)
         if reshape:
             restored = array_ops.reshape(restored, var.shape.as_list())
         with _ops.get_default_graph().device(var.device):
@@ -89,6 +96,15 @@ class _SaveSpec:
                     f"{self.name}."
                 )
             return apply_op("AssignVariableOp", [var.handle, restored], {})
+
+    def _restore_ref(self, restored: Any, reshape: bool) -> Any:
+        """TF's ReferenceVariableSaveable.restore: an Assign to the ref (colocated with
+        it), shape-checked unless reshaping."""
+        var = self.variable
+        if reshape:
+            restored = array_ops.reshape(restored, var.shape.as_list())
+        validate = not reshape and var.shape.is_fully_defined()
+        return apply_op("Assign", [var, restored], {"validate_shape": validate})
 
 
 # A variable to save, or another saveable (a mutable lookup table's).

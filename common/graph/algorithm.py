@@ -18,6 +18,9 @@ from collections.abc import Callable, Iterable, Iterator
 from common.errors import InvalidArgumentError
 from common.graph.graph import CONTROL_SLOT, Edge, Graph, Node
 
+# TF's IsEnter / IsExit: a reference (a ref variable written in a loop) enters as RefEnter.
+ENTER_OPS = frozenset({"Enter", "RefEnter"})
+EXIT_OPS = frozenset({"Exit", "RefExit"})
 NEXT_ITERATION_OPS = frozenset({"NextIteration", "RefNextIteration"})
 MERGE_OPS = frozenset({"Merge", "RefMerge"})
 # The v1 control-flow ops: the ones that build frames (while loops) and conditionals out of

@@ -1514,3 +1514,101 @@ def _ragged_to_tensor_grad(api):
 
 
 GRADIENT_CASES.update({"RaggedTensorToTensor": _ragged_to_tensor_grad})
+
+
+# -- reference variables (resource variables off, as after disable_v2_behavior) -------------
+def ref_variables(build):
+    """Marks a case built with resource variables off in both clients
+    (tf.compat.v1.disable_resource_variables(), which disable_v2_behavior() calls):
+    tf.Variable and get_variable build VariableV2 reference variables."""
+    build.ref_variables = True
+    return build
+
+
+@ref_variables
+def _ref_state_ops(api):
+    v = api.Variable([1.0, 2.0, 3.0], name="v")
+    w = api.get_variable("w", [3], initializer=api.zeros_initializer())
+    api.assign(v, [3.0, 4.0, 5.0])
+    v.assign_add([1.0, 1.0, 1.0])
+    api.assign_sub(w, [1.0, 2.0, 3.0], use_locking=True)
+    api.scatter_update(v, [0], [9.0])
+    api.scatter_nd_add(w, [[1]], [2.0])
+    v.scatter_max(api.IndexedSlices(api.constant([7.0]), api.constant([2])))
+    api.gradients(api.reduce_sum(v * w), [v, w])
+    api.count_up_to(api.Variable(0, name="c"), 3)
+    api.report_uninitialized_variables()
+    api.global_variables_initializer()
+
+
+def _ref_training(make, sparse=False):
+    @ref_variables
+    def build(api):
+        x = api.placeholder(api.float32, [3, 2], name="x")
+        with api.variable_scope("dense"):
+            w = api.get_variable("w", initializer=np.float32([[0.5], [-1.0]]))
+        loss = api.reduce_mean(api.square(api.matmul(x, w)))
+        if sparse:
+            e = api.Variable(np.ones((4, 2), np.float32), name="e")
+            loss = loss + api.reduce_sum(api.gather(e, [0, 2, 0]))
+        make(api).minimize(loss, global_step=api.train.get_or_create_global_step())
+        api.train.Saver()
+
+    return build
+
+
+@ref_variables
+def _ref_partitioned(api):
+    emb = api.get_variable(
+        "emb", [5, 2], initializer=api.ones_initializer(), partitioner=api.fixed_size_partitioner(2)
+    )
+    ids = api.placeholder_with_default(np.int32([0, 4, 4]), [None], name="ids")
+    y = api.nn.embedding_lookup(emb, ids)
+    api.train.MomentumOptimizer(0.1, 0.9).minimize(api.reduce_sum(y))
+    api.train.Saver()
+
+
+@ref_variables
+def _ref_mixed_kinds(api):
+    """use_resource= and variable_scope(use_resource=...) win over the switch."""
+    api.get_variable("r", [2], use_resource=True)
+    with api.variable_scope("s", use_resource=True):
+        api.get_variable("t", [2])
+    a = api.Variable(1.0, name="a")
+    api.train.AdamOptimizer(0.1).minimize(a * a)
+
+
+REF_VARIABLE_CASES = {
+    "state_ops": _ref_state_ops,
+    "sgd": _ref_training(lambda api: api.train.GradientDescentOptimizer(0.1)),
+    "sgd_sparse": _ref_training(lambda api: api.train.GradientDescentOptimizer(0.1), True),
+    "momentum": _ref_training(lambda api: api.train.MomentumOptimizer(0.1, 0.9)),
+    "adam": _ref_training(lambda api: api.train.AdamOptimizer(0.1)),
+    "adam_sparse": _ref_training(lambda api: api.train.AdamOptimizer(0.1), True),
+    "adagrad_sparse": _ref_training(lambda api: api.train.AdagradOptimizer(0.1), True),
+    "rmsprop_centered": _ref_training(
+        lambda api: api.train.RMSPropOptimizer(0.1, momentum=0.5, centered=True)
+    ),
+    "ftrl": _ref_training(lambda api: api.train.FtrlOptimizer(0.1)),
+    "partitioned": _ref_partitioned,
+    "mixed_kinds": _ref_mixed_kinds,
+}
+
+
+@v1_control_flow
+def _ref_loop_and_cond(api):
+    """A reference written in a v1 loop (RefEnter) and a cond branch (RefSwitch)."""
+    v = api.Variable(1.5, name="v", use_resource=False)
+    x = _x(api, ())
+
+    def body(i, a):
+        with api.control_dependencies([api.assign_add(v, 1.0)]):
+            return i + 1, a + v.read_value() * x
+
+    _, total = api.while_loop(lambda i, a: i < 3, body, [0, 0.0])
+    p = api.placeholder(api.bool, [], name="p")
+    picked = api.cond(p, lambda: api.assign(v, 5.0), lambda: v * 2.0)
+    api.gradients([total, picked], [v, x])
+
+
+GRADIENT_CASES.update({"ref_loop_and_cond": _ref_loop_and_cond})

@@ -112,15 +112,24 @@ def _set_control_flow_v2(ours: bool, theirs: bool) -> None:
     (tf1.enable_control_flow_v2 if theirs else tf1.disable_control_flow_v2)()
 
 
+def _set_resource_variables(ours: bool, theirs: bool) -> None:
+    (client.enable_resource_variables if ours else client.disable_resource_variables)()
+    (tf1.enable_resource_variables if theirs else tf1.disable_resource_variables)()
+
+
 def build_both(build):
     """The GraphDefs `build` makes with client and with tf.compat.v1, each in a fresh graph."""
-    # Control flow v2 is a process-wide switch in both clients (a TF1 program's
-    # disable_v2_behavior() turns it off): set it for this build, then restore it.
+    # Control flow v2 and resource variables are process-wide switches in both clients (a
+    # TF1 program's disable_v2_behavior() turns them off): set them for this build, then
+    # restore them.
     v2 = not getattr(build, "v1_control_flow", False)
+    resource = not getattr(build, "ref_variables", False)
     before = (client.control_flow_v2_enabled(), tf_real.compat.v1.control_flow_v2_enabled())
+    before_resource = (client.resource_variables_enabled(), tf1.resource_variables_enabled())
     g = client.Graph()
     t = tf_real.Graph()
     _set_control_flow_v2(v2, v2)
+    _set_resource_variables(resource, resource)
     # tf_keras' default initializers draw their seeds from Python's `random` (as does the
     # client, to match): both builds start from the same state of it.
     state = random.getstate()
@@ -132,6 +141,7 @@ def build_both(build):
             build(tf1)
     finally:
         _set_control_flow_v2(*before)
+        _set_resource_variables(*before_resource)
     return g.as_graph_def(), t.as_graph_def()
 
 
@@ -180,6 +190,7 @@ CASES = {
     **{f"metric_{k}": v for k, v in cases.METRIC_CASES.items()},
     **{f"rnn_{k}": v for k, v in cases.RNN_CASES.items()},
     **{f"misc_{k}": v for k, v in cases.MISC_CASES.items()},
+    **{f"refvar_{k}": v for k, v in cases.REF_VARIABLE_CASES.items()},
 }
 
 

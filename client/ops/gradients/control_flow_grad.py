@@ -122,3 +122,8 @@ def _enter_grad(op: Any, grad: Any) -> Any:
     grad_ctxt.loop_exits.append(result)
     grad_ctxt.ExitResult([result])
     return result
+
+
+# As TF: a reference through a loop or a cond differentiates as the value would.
+RegisterGradient("RefEnter")(_enter_grad)
+RegisterGradient("RefSwitch")(_switch_grad)
