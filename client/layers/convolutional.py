@@ -132,22 +132,27 @@ class Conv2D(_Conv):
 
 
 class Conv3D(_Conv):
-    """A 3-D convolution (Conv3D, NDHWC): kernel [kd, kh, kw, in, filters]."""
+    """A 3-D convolution (Conv3D): kernel [kd, kh, kw, in, filters]. channels_first builds
+    TF's NCDHW graph, which TF's CPU kernel (and ours) refuses at run time."""
 
     rank = 3
 
+    def _nn_args(self, strides: tuple, dilations: tuple) -> tuple[str, list[int], list[int]]:
+        if self.channels_last:
+            return "NDHWC", [1, *strides, 1], [1, *dilations, 1]
+        return "NCDHW", [1, 1, *strides], [1, 1, *dilations]
+
     def call(self, inputs: Any) -> Any:
-        if not self.channels_last:
-            raise ValueError("Conv3D: only channels_last is supported on CPU")
         inputs = convert_to_tensor(inputs)
+        fmt, strides, dilations = self._nn_args(self.strides, self.dilation_rate)
         outputs = apply_op(
             "Conv3D",
             [inputs, self.kernel],
             {
-                "strides": [1, *self.strides, 1],
+                "strides": strides,
                 "padding": self.padding,
-                "data_format": "NDHWC",
-                "dilations": [1, *self.dilation_rate, 1],
+                "data_format": fmt,
+                "dilations": dilations,
             },
             "Conv3D",
         ).outputs[0]
@@ -322,19 +327,27 @@ class _Pooling(Layer):
             self.op_type,
         ).outputs[0]
 
+    def _pool3d(self, x: Any) -> Any:
+        """tf_keras's Pooling3D: NDHWC pooling; channels_first inputs are transposed to
+        channels_last and back (TF's CPU 3-D pooling kernels take NDHWC only)."""
+        if not self.channels_last:
+            x = array_ops.transpose(x, (0, 2, 3, 4, 1))
+        op_type = self.op_type + "3D"
+        attrs = {
+            "ksize": [1, *self.pool_size, 1],
+            "strides": [1, *self.strides, 1],
+            "padding": self.padding,
+            "data_format": "NDHWC",
+        }
+        y = apply_op(op_type, [x], attrs, op_type).outputs[0]
+        if not self.channels_last:
+            y = array_ops.transpose(y, (0, 4, 1, 2, 3))
+        return y
+
     def call(self, inputs: Any) -> Any:
         inputs = convert_to_tensor(inputs)
         if self.rank == 3:
-            if not self.channels_last:
-                raise ValueError("3-D pooling: only channels_last is supported on CPU")
-            op_type = self.op_type + "3D"
-            attrs = {
-                "ksize": [1, *self.pool_size, 1],
-                "strides": [1, *self.strides, 1],
-                "padding": self.padding,
-                "data_format": "NDHWC",
-            }
-            return apply_op(op_type, [inputs], attrs, op_type).outputs[0]
+            return self._pool3d(inputs)
         if self.rank == 2:
             return self._pool2d(inputs, self.pool_size, self.strides)
         axis = 2 if self.channels_last else 3

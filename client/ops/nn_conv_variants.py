@@ -25,7 +25,7 @@ def _out(op: Any, i: int = 0) -> Any:
 
 def _sequence(v: Any, n: int, channel_index: int, name: str) -> list[int]:
     """TF's nn_ops._get_sequence: an int or n ints widened to n + 2 with 1s at the batch
-    and channel positions (a full n + 2 list is taken as is)."""
+    and channel positions, channels at 1 or last (a full n + 2 list is taken as is)."""
     if v is None:
         return [1] * (n + 2)
     if isinstance(v, int):
@@ -37,10 +37,7 @@ def _sequence(v: Any, n: int, channel_index: int, name: str) -> list[int]:
         v = v * n
     elif len(v) != n:
         raise ValueError(f"{name} should be of length 1, {n} or {n + 2}. Received: {name}={v}")
-    out = list(v)
-    out.insert(channel_index, 1)
-    out.insert(0, 1)
-    return out
+    return [1, 1, *v] if channel_index == 1 else [1, *v, 1]
 
 
 # -- local response normalization, dilation, patches --------------------------------------
