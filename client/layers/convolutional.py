@@ -210,7 +210,11 @@ class Conv1D(_Conv):
             y = self._conv2d(x, k, (1, *self.strides), (1, 1), name, padding)
             return array_ops.squeeze(y, [spatial])
 
-        return self._finish(self._convolution(convert_to_tensor(inputs), "Conv1D", conv))
+        outputs = self._convolution(convert_to_tensor(inputs), "Conv1D", conv)
+        if self.use_bias and not self.channels_last:  # tf_keras: Reshape and add, no BiasAdd
+            outputs = outputs + array_ops.reshape(self.bias, (1, self.filters, 1))
+            return self._activate(outputs)
+        return self._finish(outputs)
 
 
 class Conv2DTranspose(Conv2D):

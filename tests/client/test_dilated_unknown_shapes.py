@@ -149,15 +149,19 @@ LAYERS = {
         )
     ),
 }
-# TF builds these NC* graphs (its CPU kernels then refuse NCHW/NCDHW convolutions).
+# TF builds these NC* graphs (its CPU kernels then refuse NCHW/NCDHW convolutions); the
+# 1-D layer adds its bias by Reshape and add.
 LAYERS_GRAPH_ONLY = {
     "conv2d_channels_first": (
         lambda api, x: api.layers.conv2d(x, 2, 2, dilation_rate=2, padding="same", data_format=CF)
     ),
     "conv1d_channels_first": (
         lambda api, x: api.layers.conv1d(
-            api.reduce_sum(x, 2), 2, 2, dilation_rate=2, data_format=CF, use_bias=False
+            api.reduce_sum(x, 2), 2, 2, dilation_rate=2, data_format=CF
         )
+    ),
+    "conv1d_channels_first_undilated": (
+        lambda api, x: api.layers.conv1d(api.reduce_sum(x, 2), 2, 3, data_format=CF)
     ),
     "conv3d_channels_first": (
         lambda api, x: api.layers.conv3d(
