@@ -91,3 +91,6 @@ from client.ops.nn_conv_variants import (  # noqa: E402, F401
     space_to_depth,
 )
 from client.ops.probe_gaps_data import conv1d  # noqa: E402, F401
+
+# isort: split
+from client.ops.nn_space_to_batch import with_space_to_batch  # noqa: E402, F401

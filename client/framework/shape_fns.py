@@ -1270,22 +1270,27 @@ def _conv3d_or_pool3d(op: Any) -> list[Any]:
     x = _in(op)
     if x.ndims != 5:
         return [TensorShape(None)]
+    fmt = _attr(op, "data_format")
+    fmt = fmt.decode() if isinstance(fmt, bytes) else fmt
+    first = 2 if fmt == "NCDHW" else 1  # the first spatial axis (channels at 1 or 4)
     dims = x.as_list()
     padding = _attr(op, "padding")
     padding = padding.decode() if isinstance(padding, bytes) else padding
-    strides = [int(v) for v in _attr(op, "strides")]
+    strides = [int(v) for v in _attr(op, "strides")][first : first + 3]
     window: list[Any]
     if op.type == "Conv3D":
         w = _in(op, 1)
         if w.ndims != 5:
             return [TensorShape([dims[0], None, None, None, None])]
         window, out_c = w.as_list()[:3], w.as_list()[4]
-        dil = [int(v) for v in (_attr(op, "dilations") or [1] * 5)]
+        dil = [int(v) for v in (_attr(op, "dilations") or [1] * 5)][first : first + 3]
     else:
-        window, out_c = [int(v) for v in _attr(op, "ksize")][1:4], dims[4]
-        dil = [1] * 5
+        window = [int(v) for v in _attr(op, "ksize")][first : first + 3]
+        out_c, dil = dims[1 if first == 2 else 4], [1] * 3
     spatial = [
         None if k is None else _window_out(n, k, s, d, padding)
-        for n, k, s, d in zip(dims[1:4], window, strides[1:4], dil[1:4])
+        for n, k, s, d in zip(dims[first : first + 3], window, strides, dil)
     ]
+    if first == 2:
+        return [TensorShape([dims[0], out_c, *spatial])]
     return [TensorShape([dims[0], *spatial, out_c])]

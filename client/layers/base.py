@@ -117,8 +117,16 @@ class Layer:
             # tf_keras's add_weight default, not get_variable's (see the class's docstring).
             initializer = init_ops.LayerDefaultGlorotUniform()
         before = len(_ops.get_collection(_ops.GraphKeys.REGULARIZATION_LOSSES))
+        # A partitioner (tf_keras's add_weight argument) makes a PartitionedVariable.
+        partitioner = {"partitioner": kwargs["partitioner"]} if kwargs.get("partitioner") else {}
         v = vs.get_variable(
-            name, shape, dtype, initializer, regularizer=regularizer, trainable=trainable
+            name,
+            shape,
+            dtype,
+            initializer,
+            regularizer=regularizer,
+            trainable=trainable,
+            **partitioner,
         )
         self._losses.extend(_ops.get_collection(_ops.GraphKeys.REGULARIZATION_LOSSES)[before:])
         (self._trainable_weights if trainable else self._non_trainable_weights).append(v)

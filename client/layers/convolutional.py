@@ -5,11 +5,17 @@ AvgPool, with tf_keras's variable names ("conv2d/kernel", "conv2d/bias") and op 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+from client.framework import ops as _ops
 from client.framework.op_builder import apply_op, convert_to_tensor
 from client.layers.base import Layer
 from client.ops import array_ops, nn_ops
+from client.ops.nn_space_to_batch import space_to_batch_op
+
+# conv(input, kernel, padding, name) -> output: a layer's op at a dilation rate of 1s.
+ConvFn = Callable[[Any, Any, str, str], Any]
 
 
 def _tuple(v: Any, n: int) -> tuple[int, ...]:
@@ -107,9 +113,40 @@ class _Conv(Layer):
             return "NHWC", [1, *strides, 1], [1, *dilations, 1]
         return "NCHW", [1, 1, *strides], [1, 1, *dilations]
 
-    def _conv2d(self, x: Any, kernel: Any, strides: tuple, dilations: tuple, name: Any) -> Any:
+    def _conv2d(
+        self,
+        x: Any,
+        kernel: Any,
+        strides: tuple,
+        dilations: tuple,
+        name: Any,
+        padding: str | None = None,
+    ) -> Any:
         fmt, s, d = self._nn_args(strides, dilations)
-        return nn_ops.conv2d(x, kernel, s, self.padding, data_format=fmt, dilations=d, name=name)
+        padding = padding or self.padding
+        return nn_ops.conv2d(x, kernel, s, padding, data_format=fmt, dilations=d, name=name)
+
+    def _convolution(self, inputs: Any, op_name: str, conv: ConvFn) -> Any:
+        """tf.nn.convolution as tf_keras calls it, in a scope named `op_name`: the op
+        alone at a dilation rate of 1s, else inside TF's with_space_to_batch (the op with
+        VALID padding and no dilation on the space-to-batch view)."""
+        with _ops.name_scope(None, op_name, [inputs, self.kernel]) as scope:
+            if all(d == 1 for d in self.dilation_rate):
+                return conv(inputs, self.kernel, self.padding, scope)
+
+            def build_op(_: int, padding: str) -> Any:
+                return lambda x, kernel: conv(x, kernel, padding, scope)
+
+            fmt = "NHWC" if self.channels_last else "NCHW"  # only "NC" or not matters
+            run = space_to_batch_op(
+                inputs.shape,
+                list(self.dilation_rate),
+                self.padding,
+                build_op,
+                filter_shape=self.kernel.shape,
+                data_format=fmt,
+            )
+            return run(inputs, self.kernel)
 
     def _biased(self, outputs: Any) -> Any:
         if self.use_bias:
@@ -121,10 +158,10 @@ class _Conv(Layer):
         return self._activate(self._biased(outputs))
 
     def call(self, inputs: Any) -> Any:
-        inputs = convert_to_tensor(inputs)
-        return self._finish(
-            self._conv2d(inputs, self.kernel, self.strides, self.dilation_rate, "Conv2D")
-        )
+        def conv(x: Any, kernel: Any, padding: str, name: str) -> Any:
+            return self._conv2d(x, kernel, self.strides, (1, 1), name, padding)
+
+        return self._finish(self._convolution(convert_to_tensor(inputs), "Conv2D", conv))
 
 
 class Conv2D(_Conv):
@@ -132,26 +169,29 @@ class Conv2D(_Conv):
 
 
 class Conv3D(_Conv):
-    """A 3-D convolution (Conv3D, NDHWC): kernel [kd, kh, kw, in, filters]."""
+    """A 3-D convolution (Conv3D): kernel [kd, kh, kw, in, filters]. channels_first builds
+    TF's NCDHW graph, which TF's CPU kernel (and ours) refuses at run time."""
 
     rank = 3
 
+    def _nn_args(self, strides: tuple, dilations: tuple) -> tuple[str, list[int], list[int]]:
+        if self.channels_last:
+            return "NDHWC", [1, *strides, 1], [1, *dilations, 1]
+        return "NCDHW", [1, 1, *strides], [1, 1, *dilations]
+
     def call(self, inputs: Any) -> Any:
-        if not self.channels_last:
-            raise ValueError("Conv3D: only channels_last is supported on CPU")
-        inputs = convert_to_tensor(inputs)
-        outputs = apply_op(
-            "Conv3D",
-            [inputs, self.kernel],
-            {
-                "strides": [1, *self.strides, 1],
-                "padding": self.padding,
-                "data_format": "NDHWC",
-                "dilations": [1, *self.dilation_rate, 1],
-            },
-            "Conv3D",
-        ).outputs[0]
-        return self._finish(outputs)
+        fmt, strides, dilations = self._nn_args(self.strides, (1, 1, 1))
+
+        def conv(x: Any, kernel: Any, padding: str, name: str) -> Any:
+            attrs = {
+                "strides": strides,
+                "padding": padding,
+                "data_format": fmt,
+                "dilations": dilations,
+            }
+            return apply_op("Conv3D", [x, kernel], attrs, name).outputs[0]
+
+        return self._finish(self._convolution(convert_to_tensor(inputs), "Conv3D", conv))
 
 
 class Conv1D(_Conv):
@@ -162,16 +202,19 @@ class Conv1D(_Conv):
     rank = 1
 
     def call(self, inputs: Any) -> Any:
-        from client.framework import ops as _ops
-
-        inputs = convert_to_tensor(inputs)
         spatial = -3 if self.channels_last else -2
-        with _ops.name_scope(None, "Conv1D", [inputs, self.kernel]) as scope:
-            x = array_ops.expand_dims(inputs, spatial)
-            k = array_ops.expand_dims(self.kernel, 0)
-            y = self._conv2d(x, k, (1, *self.strides), (1, *self.dilation_rate), scope)
-            out = array_ops.squeeze(y, [spatial])
-        return self._finish(out)
+
+        def conv(x: Any, kernel: Any, padding: str, name: str) -> Any:
+            x = array_ops.expand_dims(x, spatial)
+            k = array_ops.expand_dims(kernel, 0)
+            y = self._conv2d(x, k, (1, *self.strides), (1, 1), name, padding)
+            return array_ops.squeeze(y, [spatial])
+
+        outputs = self._convolution(convert_to_tensor(inputs), "Conv1D", conv)
+        if self.use_bias and not self.channels_last:  # tf_keras: Reshape and add, no BiasAdd
+            outputs = outputs + array_ops.reshape(self.bias, (1, self.filters, 1))
+            return self._activate(outputs)
+        return self._finish(outputs)
 
 
 class Conv2DTranspose(Conv2D):
@@ -322,19 +365,27 @@ class _Pooling(Layer):
             self.op_type,
         ).outputs[0]
 
+    def _pool3d(self, x: Any) -> Any:
+        """tf_keras's Pooling3D: NDHWC pooling; channels_first inputs are transposed to
+        channels_last and back (TF's CPU 3-D pooling kernels take NDHWC only)."""
+        if not self.channels_last:
+            x = array_ops.transpose(x, (0, 2, 3, 4, 1))
+        op_type = self.op_type + "3D"
+        attrs = {
+            "ksize": [1, *self.pool_size, 1],
+            "strides": [1, *self.strides, 1],
+            "padding": self.padding,
+            "data_format": "NDHWC",
+        }
+        y = apply_op(op_type, [x], attrs, op_type).outputs[0]
+        if not self.channels_last:
+            y = array_ops.transpose(y, (0, 4, 1, 2, 3))
+        return y
+
     def call(self, inputs: Any) -> Any:
         inputs = convert_to_tensor(inputs)
         if self.rank == 3:
-            if not self.channels_last:
-                raise ValueError("3-D pooling: only channels_last is supported on CPU")
-            op_type = self.op_type + "3D"
-            attrs = {
-                "ksize": [1, *self.pool_size, 1],
-                "strides": [1, *self.strides, 1],
-                "padding": self.padding,
-                "data_format": "NDHWC",
-            }
-            return apply_op(op_type, [inputs], attrs, op_type).outputs[0]
+            return self._pool3d(inputs)
         if self.rank == 2:
             return self._pool2d(inputs, self.pool_size, self.strides)
         axis = 2 if self.channels_last else 3

@@ -16,6 +16,7 @@ import numpy as np
 from client.framework import dtypes
 from client.framework import ops as _ops
 from client.framework.op_builder import constant, convert_to_tensor
+from client.layers import batch_renorm
 from client.layers.base import Layer
 from client.ops import array_ops, control_flow_ops, init_ops, math_ops, nn_ops
 
@@ -37,6 +38,8 @@ class BatchNormalization(Layer):
         beta_constraint: Any = None,
         gamma_constraint: Any = None,
         renorm: bool = False,
+        renorm_clipping: Any = None,
+        renorm_momentum: float = 0.99,
         fused: Any = None,
         trainable: bool = True,
         virtual_batch_size: Any = None,
@@ -45,11 +48,15 @@ class BatchNormalization(Layer):
         **kwargs: Any,
     ) -> None:
         super().__init__(trainable=trainable, name=name, **kwargs)
-        if renorm or virtual_batch_size is not None or adjustment is not None:
+        if virtual_batch_size is not None or adjustment is not None:
             raise ValueError(
-                "BatchNormalization: renorm, virtual_batch_size and adjustment are not "
+                "BatchNormalization: virtual_batch_size and adjustment are not "
                 "supported by this client"
             )
+        self.renorm = renorm
+        if renorm:
+            self.renorm_clipping = batch_renorm.check_clipping(renorm_clipping)
+            self.renorm_momentum = renorm_momentum
         self.axis = axis
         self.momentum, self.epsilon = momentum, epsilon
         self.center, self.scale = center, scale
@@ -68,7 +75,9 @@ class BatchNormalization(Layer):
             raise ValueError(f"Input has undefined rank. Received: input_shape={input_shape}.")
         axis = self.axis % ndims
         self._axis = axis
-        if self.fused is None:
+        if self.renorm:  # TF 1.x layers fall back to the unfused graph, fused=True or not
+            self.fused = False
+        elif self.fused is None:
             self.fused = ndims == 4 and axis in (1, 3)
         elif self.fused and not (ndims == 4 and axis in (1, 3)):
             raise ValueError("fused batch norm needs 4-D inputs normalized on axis 1 or 3")
@@ -93,6 +102,8 @@ class BatchNormalization(Layer):
         self.moving_variance = self.add_weight(
             "moving_variance", shape, dt, self.moving_variance_initializer, trainable=False
         )
+        if self.renorm:
+            batch_renorm.add_renorm_weights(self, shape, dt)
 
     def _assign_moving_average(self, variable: Any, value: Any, momentum: Any) -> Any:
         """tf_keras' update: moving -= (moving - value) * (1 - momentum), by
@@ -130,16 +141,28 @@ class BatchNormalization(Layer):
                 return v
             return array_ops.reshape(v, broadcast)
 
-        if training:
-            mean, variance = nn_ops.moments(inputs, reduction_axes)
-            self.add_update(self._assign_moving_average(self.moving_mean, mean, self.momentum))
-            self.add_update(
-                self._assign_moving_average(self.moving_variance, variance, self.momentum)
-            )
-        else:  # read inside batch_normalization's scope, where TF reads them
+        scale, offset = bcast(self.gamma), bcast(self.beta)  # first, as tf_keras
+        if not training:  # read inside batch_normalization's scope, where TF reads them
             mean, variance = self.moving_mean, self.moving_variance
+            return batch_normalization(
+                inputs, bcast(mean), bcast(variance), offset, scale, self.epsilon
+            )
+        mean, variance = nn_ops.moments(inputs, reduction_axes)
+        new_mean, new_variance = mean, variance
+        if self.renorm:
+            r, d, new_mean, new_variance = batch_renorm.correction_and_moments(self, mean, variance)
+            r = bcast(array_ops.stop_gradient(r, name="renorm_r"))
+            d = bcast(array_ops.stop_gradient(d, name="renorm_d"))
+            scale, offset = batch_renorm.compose(r, d, scale, offset)
+        self.add_update(self._assign_moving_average(self.moving_mean, new_mean, self.momentum))
+        if self.renorm:
+            self.add_update(batch_renorm.update_variance(self, new_variance))
+        else:
+            self.add_update(
+                self._assign_moving_average(self.moving_variance, new_variance, self.momentum)
+            )
         return batch_normalization(
-            inputs, bcast(mean), bcast(variance), bcast(self.beta), bcast(self.gamma), self.epsilon
+            inputs, bcast(mean), bcast(variance), offset, scale, self.epsilon
         )
 
     def _fused(self, inputs: Any, training: bool) -> Any:
@@ -224,6 +247,8 @@ def batch_normalization_fn(
         beta_regularizer=beta_regularizer,
         gamma_regularizer=gamma_regularizer,
         renorm=renorm,
+        renorm_clipping=renorm_clipping,
+        renorm_momentum=renorm_momentum,
         fused=fused,
         trainable=trainable,
         virtual_batch_size=virtual_batch_size,

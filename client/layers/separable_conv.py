@@ -127,11 +127,10 @@ class Conv3DTranspose(Conv3D):
         return [*self.kernel_size, self.filters, in_channels]
 
     def call(self, inputs: Any) -> Any:
-        if not self.channels_last:
-            raise ValueError("Conv3DTranspose: only channels_last is supported on CPU")
         inputs = convert_to_tensor(inputs)
         shape = array_ops.shape(inputs)
-        batch, spatial = shape[0], [shape[1], shape[2], shape[3]]
+        first = 1 if self.channels_last else 2  # the first spatial axis
+        batch, spatial = shape[0], [shape[first + i] for i in range(3)]
 
         def out_lengths(sizes: list[Any]) -> list[Any]:
             return [
@@ -139,13 +138,19 @@ class Conv3DTranspose(Conv3D):
                 for n, k, s in zip(sizes, self.kernel_size, self.strides)
             ]
 
-        out_shape = array_ops.stack([batch, *out_lengths(spatial), self.filters])
+        def layout(batch: Any, lengths: list[Any]) -> list[Any]:
+            if self.channels_last:
+                return [batch, *lengths, self.filters]
+            return [batch, self.filters, *lengths]
+
+        fmt, strides, _ = self._nn_args(self.strides, self.dilation_rate)
+        out_shape = array_ops.stack(layout(batch, out_lengths(spatial)))
         outputs = nn_conv_variants.conv3d_transpose(
-            inputs, self.kernel, out_shape, [1, *self.strides, 1], padding=self.padding
+            inputs, self.kernel, out_shape, strides, padding=self.padding, data_format=fmt
         )
         if inputs.shape.ndims:
             dims = inputs.shape.as_list()
-            outputs.set_shape([dims[0], *out_lengths(dims[1:4]), self.filters])
+            outputs.set_shape(layout(dims[0], out_lengths(dims[first : first + 3])))
         return self._finish(outputs)
 
 

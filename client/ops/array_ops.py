@@ -94,9 +94,10 @@ def transpose(a: Any, perm: Any = None, name: str = "transpose", conjugate: bool
 
 def concat(values: Any, axis: Any, name: str = "concat") -> Any:
     values = list(values)
-    if len(values) == 1:
-        with _ops.name_scope(name) as scope:
-            return identity(values[0], name=scope)
+    if len(values) == 1:  # TF's degenerate case: the axis checked, an Identity "<name>/<name>"
+        with _ops.name_scope(name):
+            convert_to_tensor(axis, name="concat_dim", dtype=dtypes.int32)
+            return identity(values[0], name=name)
     return _out(apply_op("ConcatV2", [values, axis], {}, name))
 
 

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from client.framework import dtypes
 from client.framework import ops as _ops
 from client.framework.op_builder import apply_op, convert_to_tensor
@@ -17,6 +15,7 @@ from client.ops import (
     nn_ops,
     nn_variant_shapes,  # noqa: F401  (registers the shape functions)
 )
+from client.ops.nn_space_to_batch import space_to_batch_op, with_space_to_batch
 
 
 def _out(op: Any, i: int = 0) -> Any:
@@ -25,7 +24,7 @@ def _out(op: Any, i: int = 0) -> Any:
 
 def _sequence(v: Any, n: int, channel_index: int, name: str) -> list[int]:
     """TF's nn_ops._get_sequence: an int or n ints widened to n + 2 with 1s at the batch
-    and channel positions (a full n + 2 list is taken as is)."""
+    and channel positions, channels at 1 or last (a full n + 2 list is taken as is)."""
     if v is None:
         return [1] * (n + 2)
     if isinstance(v, int):
@@ -37,10 +36,7 @@ def _sequence(v: Any, n: int, channel_index: int, name: str) -> list[int]:
         v = v * n
     elif len(v) != n:
         raise ValueError(f"{name} should be of length 1, {n} or {n + 2}. Received: {name}={v}")
-    out = list(v)
-    out.insert(channel_index, 1)
-    out.insert(0, 1)
-    return out
+    return [1, 1, *v] if channel_index == 1 else [1, *v, 1]
 
 
 # -- local response normalization, dilation, patches --------------------------------------
@@ -208,58 +204,6 @@ def _rate(rate: Any) -> list[int]:
     return rate
 
 
-def _with_space_to_batch(
-    x: Any,
-    filter_shape: list[int | None] | None,
-    rate: list[int],
-    padding: str,
-    build: Any,
-    filter_shape_const: bool = False,
-) -> Any:
-    """TF's nn_ops.with_space_to_batch with known shapes (in the caller's name scope): a
-    rate of 1 builds the op alone; otherwise SpaceToBatchND by the rate, the op with
-    VALID padding, and BatchToSpaceND, the paddings folded to Consts as TF folds them."""
-    from client.framework.op_builder import constant
-    from client.ops import array_ops
-
-    constant(np.asarray(rate, np.int32), name="dilation_rate")
-    if all(r == 1 for r in rate):
-        return build(x, padding)
-    dims = x.shape.as_list() if x.shape.ndims is not None else None
-    if dims is None or None in dims[1:3] or filter_shape is None or None in filter_shape:
-        # TF then computes the paddings in the graph; not mirrored.
-        raise NotImplementedError("a dilated convolution here needs known spatial shapes")
-    in_hw, filter_hw = dims[1:3], [int(d) for d in filter_shape[:2]]  # type: ignore[arg-type]
-    base: Any
-    if padding == "SAME":
-        if filter_shape_const:
-            constant(np.asarray(filter_shape, np.int32), name="filter_shape")
-        extra = [(k - 1) * r for k, r in zip(filter_hw, rate)]
-        base = constant(np.asarray([[e // 2, e - e // 2] for e in extra], np.int32), name="stack")
-        base_value = base.op._constant_value
-    elif padding == "VALID":
-        base = base_value = np.zeros([2, 2], np.int32)
-    else:
-        raise ValueError(f"`padding` must be one of 'SAME' or 'VALID'. Received: padding={padding}")
-    block = np.asarray(rate, np.int32)
-    full = np.asarray(in_hw, np.int32) + base_value[:, 0] + base_value[:, 1]
-    extra_end = (block - full % block) % block
-    paddings = np.stack([base_value[:, 0], base_value[:, 1] + extra_end], axis=1).astype(np.int32)
-    crops = np.stack([np.zeros(2, np.int32), extra_end], axis=1).astype(np.int32)
-    with _ops.name_scope(None, "required_space_to_batch_paddings", []):
-        constant(np.asarray(in_hw, np.int32), name="input_shape")
-        if not isinstance(base, _ops.Tensor):
-            constant(base, name="base_paddings")
-        constant(paddings, name="paddings")
-        constant(crops, name="crops")
-    converted = array_ops.space_to_batch_nd(x, block, paddings)
-    return array_ops.batch_to_space_nd(build(converted, "VALID"), block, crops)
-
-
-def _filter_shape(f: Any) -> list[int | None] | None:
-    return f.shape.as_list() if f.shape.ndims is not None else None
-
-
 def depthwise_conv2d(
     input: Any,
     filter: Any,
@@ -279,13 +223,13 @@ def depthwise_conv2d(
     with _ops.name_scope(name, "depthwise", [input, filter]) as scope:
         input = convert_to_tensor(input, name="tensor_in")
         filter = convert_to_tensor(filter, name="filter_in")
-        array_ops.shape(filter)  # TF's filter_shape argument, built first
         fmt = data_format or "NHWC"
 
-        def build(x: Any, pad: str) -> Any:
+        def op(x: Any, _: int, pad: str) -> Any:
             return depthwise_conv2d_native(x, filter, strides, pad, data_format=fmt, name=scope)
 
-        return _with_space_to_batch(input, _filter_shape(filter), rate, padding, build)
+        # As TF: the rate's spatial dims are NHWC's whatever the data format.
+        return with_space_to_batch(input, rate, padding, op, array_ops.shape(filter))
 
 
 def separable_conv2d(
@@ -316,16 +260,13 @@ def separable_conv2d(
             if d is not None and d != 1:
                 raise ValueError(f"Dimensions {d} and 1 are not compatible")
         fmt = data_format or "NHWC"
-        array_ops.shape(depthwise_filter)
 
-        def build(x: Any, pad: str) -> Any:
+        def op(x: Any, _: int, pad: str) -> Any:
             return depthwise_conv2d_native(
                 x, depthwise_filter, strides, pad, data_format=fmt, name="depthwise"
             )
 
-        depthwise = _with_space_to_batch(
-            input, _filter_shape(depthwise_filter), rate, padding, build
-        )
+        depthwise = with_space_to_batch(input, rate, padding, op, array_ops.shape(depthwise_filter))
         return nn_ops.conv2d(
             depthwise, pointwise_filter, [1, 1, 1, 1], padding="VALID", data_format=fmt, name=scope
         )
@@ -341,14 +282,14 @@ def atrous_conv2d(
         filters = convert_to_tensor(filters, name="filter")
         rates = _rate([rate, rate])
 
-        def build(x: Any, pad: str) -> Any:
-            return nn_ops.conv2d(x, filters, [1, 1, 1, 1], pad, name=scope)
+        def build_op(_: int, pad: str) -> Any:
+            return lambda x, f: nn_ops.conv2d(x, f, [1, 1, 1, 1], pad, name=scope)
 
         if rate == 1:
-            return build(value, padding)
-        return _with_space_to_batch(
-            value, _filter_shape(filters), rates, padding, build, filter_shape_const=True
-        )
+            return build_op(2, padding)(value, filters)
+        # TF's Convolution: the filter's static shape as a Const (it must be known).
+        conv = space_to_batch_op(value.shape, rates, padding, build_op, filters.shape)
+        return conv(value, filters)
 
 
 def conv3d_transpose(

@@ -338,13 +338,12 @@ def _pool3d(op_type: str):
         data_format: str = "NDHWC",
         name: Any = None,
     ) -> Any:
-        def five(v: Any) -> list[int]:
-            v = [int(v)] * 3 if isinstance(v, int) else [int(x) for x in v]
-            return [1, *v, 1] if len(v) == 3 else v
+        from client.ops.nn_conv_variants import _sequence
 
+        channel_index = 1 if data_format.startswith("NC") else 4
         attrs = {
-            "ksize": five(ksize),
-            "strides": five(strides),
+            "ksize": _sequence(ksize, 3, channel_index, "ksize"),
+            "strides": _sequence(strides, 3, channel_index, "strides"),
             "padding": padding,
             "data_format": data_format,
         }

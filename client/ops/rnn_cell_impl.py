@@ -22,6 +22,7 @@ from client.framework.tensor_shape import TensorShape
 from client.layers.base import Layer
 from client.ops import array_ops, init_ops, math_ops, nn_ops
 from client.ops import variable_scope as vs
+from client.ops.partitioned_variables import fixed_size_partitioner
 
 _WEIGHTS = "kernel"
 _BIAS = "bias"
@@ -147,10 +148,17 @@ def _linear(inputs: Any, state: Any, kernel: Any, bias: Any) -> Any:
 
 
 def _add_kernel_and_bias(
-    cell: RNNCell, kernel_shape: list[int], bias_shape: list[int], initializer: Any = None
+    cell: RNNCell,
+    kernel_shape: list[int],
+    bias_shape: list[int],
+    initializer: Any = None,
+    partitioner: Any = None,
 ) -> tuple[Any, Any]:
-    """The cell's "kernel" (by `initializer`) and its "bias", which starts at zeros."""
-    kernel = cell.add_weight(_WEIGHTS, kernel_shape, initializer=initializer)
+    """The cell's "kernel" (by `initializer`, split by `partitioner` if any) and its
+    "bias", which starts at zeros."""
+    kernel = cell.add_weight(
+        _WEIGHTS, kernel_shape, initializer=initializer, partitioner=partitioner
+    )
     zeros = init_ops.zeros_initializer(dtype=cell.dtype)
     return kernel, cell.add_weight(_BIAS, bias_shape, initializer=zeros)
 
@@ -283,6 +291,11 @@ class BasicLSTMCell(LayerRNNCell):
         return new_h, array_ops.concat([new_c, new_h], 1)
 
 
+def _fixed_size_partitioner(shards: int | None) -> Any:
+    """LSTMCell's num_unit_shards / num_proj_shards: TF's fixed_size_partitioner(shards)."""
+    return None if shards is None else fixed_size_partitioner(shards)
+
+
 class LSTMCell(LayerRNNCell):
     def __init__(
         self,
@@ -303,9 +316,8 @@ class LSTMCell(LayerRNNCell):
         **kwargs: Any,
     ) -> None:
         super().__init__(_reuse=reuse, name=name, dtype=dtype, **kwargs)
-        if num_unit_shards is not None or num_proj_shards is not None:
-            raise ValueError("LSTMCell: num_unit_shards/num_proj_shards are not supported")
         self._num_units = num_units
+        self._num_unit_shards, self._num_proj_shards = num_unit_shards, num_proj_shards
         self._use_peepholes = use_peepholes
         self._cell_clip = cell_clip
         self._initializer = initializer
@@ -329,7 +341,11 @@ class LSTMCell(LayerRNNCell):
         n = self._num_units
         h_depth = self._num_proj or n
         self._kernel, self._bias = _add_kernel_and_bias(
-            self, [depth + h_depth, 4 * n], [4 * n], self._initializer
+            self,
+            [depth + h_depth, 4 * n],
+            [4 * n],
+            self._initializer,
+            _fixed_size_partitioner(self._num_unit_shards),
         )
         if self._use_peepholes:
             self._w_f_diag = self.add_weight("w_f_diag", [n], initializer=self._initializer)
@@ -337,7 +353,10 @@ class LSTMCell(LayerRNNCell):
             self._w_o_diag = self.add_weight("w_o_diag", [n], initializer=self._initializer)
         if self._num_proj is not None:
             self._proj_kernel = self.add_weight(
-                f"projection/{_WEIGHTS}", [n, self._num_proj], initializer=self._initializer
+                f"projection/{_WEIGHTS}",
+                [n, self._num_proj],
+                initializer=self._initializer,
+                partitioner=_fixed_size_partitioner(self._num_proj_shards),
             )
 
     def call(self, inputs: Any, state: Any) -> Any:

@@ -1,7 +1,7 @@
 """Ops (executor stage): 3-D convolution and pooling — Conv3D, Conv3DBackpropInputV2,
 Conv3DBackpropFilterV2, MaxPool3D, AvgPool3D, MaxPool3DGrad, AvgPool3DGrad — NDHWC only,
-as TensorFlow's CPU kernels. Each sums over the kernel taps (one tensordot per tap).
-Pure kernels: safe from any thread."""
+as TensorFlow's CPU kernels (NCDHW is refused with their InvalidArgument messages). Each
+sums over the kernel taps (one tensordot per tap). Pure kernels: safe from any thread."""
 
 from __future__ import annotations
 
@@ -29,9 +29,21 @@ _POOL_ATTRS = [
 ]
 
 
+# TensorFlow's CPU kernels refuse NCDHW (InvalidArgument), each in its own words.
+_NDHWC_ONLY = {
+    "Conv3D": "CPU implementation of Conv3D currently only supports the NHWC tensor format.",
+    "Conv3DBackpropInputV2": "Conv3DBackpropInputOpV2 only supports NDHWC on the CPU.",
+    "Conv3DBackpropFilterV2": "Conv3DBackpropFilterOpV2 only supports NDHWC on the CPU.",
+    "MaxPool3D": "Default Pooling3DOp only supports NDHWC on device type CPU",
+    "AvgPool3D": "Default Pooling3DOp only supports NDHWC on device type CPU",
+    "MaxPool3DGrad": "Default MaxPooling3dGradOp only supports NDHWC on device type CPU",
+    "AvgPool3DGrad": "Default AvgPooling3dGradOp only supports NDHWC on device type CPU",
+}
+
+
 def _spatial(k: KernelConstruction, name: str, op: str) -> tuple[int, int, int]:
     if str(k.attr("data_format")) != "NDHWC":
-        raise UnimplementedError(f"{op} on CPU supports only the NDHWC data format")
+        raise InvalidArgumentError(_NDHWC_ONLY[op])
     v = [int(x) for x in k.attr(name)]
     if len(v) != 5:
         raise InvalidArgumentError(f"Sliding window {name} field must specify 5 dimensions")

@@ -142,15 +142,6 @@ def test_filter_gradients_match_tensorflow() -> None:
     assert_close(ours, theirs, rtol=1e-4, atol=1e-4)
 
 
-def test_rate_with_unknown_spatial_shape_is_refused() -> None:
-    import client
-
-    with client.Graph().as_default():
-        x = client.placeholder(client.float32, [None, None, None, 3])
-        with pytest.raises(NotImplementedError):
-            client.nn.depthwise_conv2d(x, client.constant(F_DW), [1, 1, 1, 1], "SAME", rate=[2, 2])
-
-
 LAYERS = {
     "separable_conv2d": lambda api, x: api.layers.separable_conv2d(
         x, 4, 2, padding="same", depth_multiplier=2, activation=api.nn.relu
@@ -242,9 +233,8 @@ def test_static_shapes_match_tensorflow(api_name: str, shape: tuple) -> None:
     import client
 
     tf1 = pytest.importorskip("tensorflow").compat.v1
-    if api_name in ("fractional", "separable_rate", "volume_patches") and None in shape:
-        # Fractional pooling wants a known input, a dilated separable convolution known
-        # spatial sizes (refused here, see below), and TF's volume-patch shape function
+    if api_name in ("fractional", "volume_patches") and None in shape:
+        # Fractional pooling wants a known input, and TF's volume-patch shape function
         # returns rank 4 for a rank-5 output when sizes are unknown (we keep rank 5).
         shape = (2, 8, 6, 3)
     shapes = []
