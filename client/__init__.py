@@ -493,12 +493,6 @@ def enable_v2_behavior() -> None:
     enable_resource_variables()
 
 
-def enable_v2_behavior() -> None:
-    """Undoes disable_v2_behavior() (control flow v2 back on); graphs and sessions stay,
-    as this client has no eager mode."""
-    enable_control_flow_v2()
-
-
 def executing_eagerly() -> _builtins.bool:
     """Always False: ops build graph nodes; values come from Session.run."""
     return False

@@ -362,6 +362,20 @@ def c_escape(data: bytes) -> str:
     return "".join(out)
 
 
+def utf8_safe_c_escape(data: bytes) -> bytes:
+    """absl::Utf8SafeCEscape: as c_escape, but bytes >= 0x80 are kept (UTF-8 text stays
+    readable); what tf.print and the Assert/Print kernels show of strings."""
+    out = bytearray()
+    for b in data:
+        if b in _ESCAPES:
+            out += _ESCAPES[b].encode()
+        elif b < 0x20 or b == 0x7F:
+            out += b"\\%03o" % b
+        else:
+            out.append(b)
+    return bytes(out)
+
+
 _MAX_STRING_SUMMARY = 80
 
 

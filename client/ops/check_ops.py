@@ -243,4 +243,3 @@ def assert_near(x: Any, y: Any, rtol: Any = None, atol: Any = None, data: Any = 
         diff = math_ops.abs(x - y)
         condition = math_ops.reduce_all(math_ops.less(diff, tol))
         return Assert(condition, data, summarize=summarize)
-

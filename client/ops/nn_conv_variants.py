@@ -22,23 +22,6 @@ def _out(op: Any, i: int = 0) -> Any:
     return op.outputs[i]
 
 
-def _sequence(v: Any, n: int, channel_index: int, name: str) -> list[int]:
-    """TF's nn_ops._get_sequence: an int or n ints widened to n + 2 with 1s at the batch
-    and channel positions, channels at 1 or last (a full n + 2 list is taken as is)."""
-    if v is None:
-        return [1] * (n + 2)
-    if isinstance(v, int):
-        v = [v]
-    v = [int(x) for x in v]
-    if len(v) == n + 2:
-        return v
-    if len(v) == 1:
-        v = v * n
-    elif len(v) != n:
-        raise ValueError(f"{name} should be of length 1, {n} or {n + 2}. Received: {name}={v}")
-    return [1, 1, *v] if channel_index == 1 else [1, *v, 1]
-
-
 # -- local response normalization, dilation, patches --------------------------------------
 
 
@@ -311,10 +294,10 @@ def conv3d_transpose(
         data_format = data_format or "NDHWC"
         channel_index = 1 if data_format.startswith("NC") else 4
         attrs = {
-            "strides": _sequence(strides, 3, channel_index, "strides"),
+            "strides": nn_ops.get_sequence(strides, 3, channel_index, "strides"),
             "padding": padding,
             "data_format": data_format,
-            "dilations": _sequence(dilations, 3, channel_index, "dilations"),
+            "dilations": nn_ops.get_sequence(dilations, 3, channel_index, "dilations"),
         }
         return _out(apply_op("Conv3DBackpropInputV2", [output_shape, filter, value], attrs, scope))
 

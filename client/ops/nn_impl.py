@@ -338,12 +338,10 @@ def _pool3d(op_type: str):
         data_format: str = "NDHWC",
         name: Any = None,
     ) -> Any:
-        from client.ops.nn_conv_variants import _sequence
-
         channel_index = 1 if data_format.startswith("NC") else 4
         attrs = {
-            "ksize": _sequence(ksize, 3, channel_index, "ksize"),
-            "strides": _sequence(strides, 3, channel_index, "strides"),
+            "ksize": nn_ops.get_sequence(ksize, 3, channel_index, "ksize"),
+            "strides": nn_ops.get_sequence(strides, 3, channel_index, "strides"),
             "padding": padding,
             "data_format": data_format,
         }

@@ -467,3 +467,20 @@ def fused_batch_norm(
         name,
     )
     return op.outputs[0], op.outputs[1], op.outputs[2]
+
+
+def get_sequence(v: Any, n: int, channel_index: int, name: str) -> list[int]:
+    """TF's nn_ops._get_sequence: an int or n ints widened to n + 2 with 1s at the batch
+    and channel positions, channels at 1 or last (a full n + 2 list is taken as is)."""
+    if v is None:
+        return [1] * (n + 2)
+    if isinstance(v, int):
+        v = [v]
+    v = [int(x) for x in v]
+    if len(v) == n + 2:
+        return v
+    if len(v) == 1:
+        v = v * n
+    elif len(v) != n:
+        raise ValueError(f"{name} should be of length 1, {n} or {n + 2}. Received: {name}={v}")
+    return [1, 1, *v] if channel_index == 1 else [1, *v, 1]

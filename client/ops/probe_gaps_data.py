@@ -13,7 +13,7 @@ from client.framework import ops as _ops
 from client.framework.op_builder import apply_op, constant, convert_to_tensor
 from client.ops import array_ops, math_ops
 from client.ops.control_flow_case import case
-from client.ops.nn_conv_variants import _sequence
+from client.ops.nn_ops import get_sequence
 
 
 def conv1d(
@@ -38,8 +38,8 @@ def conv1d(
             raise ValueError(
                 f"`data_format` must be 'NWC' or 'NCW'. Received: data_format={data_format}"
             )
-        strides = [1] + _sequence(stride, 1, channel_index, "stride")
-        dilation = [1] + _sequence(dilations, 1, channel_index, "dilations")
+        strides = [1] + get_sequence(stride, 1, channel_index, "stride")
+        dilation = [1] + get_sequence(dilations, 1, channel_index, "dilations")
         value = array_ops.expand_dims(value, spatial_start_dim)
         filters = array_ops.expand_dims(filters, 0)
         if value.shape.ndims not in (4, None):

@@ -19,6 +19,7 @@ from client.ops.variables import (
     VariableSynchronization,
     _set_colocation_class,
     prepend_name_scope,
+    register_ref_variable_class,
     strip_name_scope,
 )
 from protos import variable_pb2
@@ -356,3 +357,6 @@ def _assign(op: Any) -> list[Any]:
 )
 def _like_ref(op: Any) -> list[Any]:
     return [op.inputs[0].shape]
+
+
+register_ref_variable_class(RefVariable)

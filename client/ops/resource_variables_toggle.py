@@ -6,9 +6,24 @@ variable scope's, wins over it. Process-wide, as TensorFlow's flag."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 _default_use_resource = True
+
+
+# The current variable scope's use_resource (None: not set); client.ops.variable_scope
+# installs its lookup when imported (it imports variables, which read this switch).
+def _no_scope() -> Any:
+    return None
+
+
+_scope_use_resource: Callable[[], Any] = _no_scope
+
+
+def set_scope_lookup(lookup: Callable[[], Any]) -> None:
+    global _scope_use_resource
+    _scope_use_resource = lookup
 
 
 def enable_resource_variables() -> None:
@@ -30,7 +45,5 @@ def use_resource(explicit: Any = None) -> bool:
     use_resource, else the process-wide default."""
     if explicit is not None:
         return bool(explicit)
-    from client.ops import variable_scope  # late: variable_scope imports variables
-
-    scoped = variable_scope.get_variable_scope().use_resource
+    scoped = _scope_use_resource()
     return _default_use_resource if scoped is None else bool(scoped)

@@ -20,7 +20,12 @@ from client.framework import dtypes
 from client.framework import ops as _ops
 from client.framework.op_builder import convert_to_tensor
 from client.framework.tensor_shape import as_shape
-from client.ops import array_ops, init_ops
+from client.ops import (
+    array_ops,
+    init_ops,
+    ref_variable,  # noqa: F401  (registers RefVariable with variables)
+    resource_variables_toggle,
+)
 from client.ops import partitioned_variables as _pv
 from client.ops.variables import SaveSliceInfo, Variable
 
@@ -500,3 +505,6 @@ def create_partitioned_variables(
             None,
         )
     return list(partitioned)
+
+
+resource_variables_toggle.set_scope_lookup(lambda: get_variable_scope().use_resource)

@@ -13,6 +13,7 @@ from client.framework import dtypes
 from client.framework import ops as _ops
 from client.framework.op_builder import apply_op, convert_to_tensor
 from client.framework.tensor_shape import TensorShape, as_shape
+from client.ops import resource_variables_toggle
 from common import attr_value as _attr_value
 from protos import variable_pb2
 
@@ -63,6 +64,19 @@ class SaveSliceInfo:
         )
 
 
+_REF_VARIABLE_CLASS: list[type] = []  # client.ops.ref_variable registers RefVariable
+
+
+def register_ref_variable_class(cls: type) -> None:
+    _REF_VARIABLE_CLASS[:] = [cls]
+
+
+def _ref_variable_class() -> type:
+    if not _REF_VARIABLE_CLASS:  # imported by client.ops.variable_scope and client
+        raise RuntimeError("reference variables need client.ops.ref_variable imported")
+    return _REF_VARIABLE_CLASS[0]
+
+
 class Variable:
     """A resource variable: a VarHandleOp, an initializer (AssignVariableOp) and reads."""
 
@@ -74,8 +88,6 @@ class Variable:
         variables are off (the argument, the variable scope's, the process-wide switch)
         or when it comes from a reference variable's VariableDef."""
         if cls is Variable:
-            from client.ops import ref_variable, resource_variables_toggle
-
             variable_def = kwargs.get("variable_def", args[6] if len(args) > 6 else None)
             explicit = kwargs.get("use_resource", args[11] if len(args) > 11 else None)
             if variable_def is not None:
@@ -83,7 +95,7 @@ class Variable:
             else:
                 is_ref = not resource_variables_toggle.use_resource(explicit)
             if is_ref:
-                return object.__new__(ref_variable.RefVariable)
+                return object.__new__(_ref_variable_class())
         return object.__new__(cls)
 
     def __init__(

@@ -24,6 +24,7 @@ from google.protobuf.message import DecodeError
 
 from common import file_access
 from common import tensor as tensor_util
+from common.attr_value import utf8_safe_c_escape
 from common.errors import InvalidArgumentError
 from common.ops import math_util as mu
 from common.ops.misc_ops import summarize_value
@@ -37,21 +38,6 @@ _REAL = "float, double, int32, uint8, int16, int8, int64, bfloat16, uint16, half
 # Tensor::SummarizeValue(max_entries, print_v2=true): numpy-like nested brackets with the
 # first and last `max_entries` entries of every dimension and "..." between them.
 # ---------------------------------------------------------------------------------------
-
-_C_ESCAPES = {0x0A: b"\\n", 0x0D: b"\\r", 0x09: b"\\t", 0x22: b'\\"', 0x27: b"\\'", 0x5C: b"\\\\"}
-
-
-def c_escape(s: bytes) -> bytes:
-    """absl::Utf8SafeCEscape: C escapes for control characters, bytes >= 0x80 kept."""
-    out = bytearray()
-    for b in s:
-        if b in _C_ESCAPES:
-            out += _C_ESCAPES[b]
-        elif b < 0x20 or b == 0x7F:
-            out += b"\\%03o" % b
-        else:
-            out.append(b)
-    return bytes(out)
 
 
 def _shortest(x: float, digits: tuple[int, int], kind: type) -> str:
@@ -75,7 +61,7 @@ def _element_formatter(dt: np.dtype) -> Callable[[Any], bytes] | None:
     if dt.kind == "b":
         return lambda v: b"1" if v else b"0"
     if dt.kind == "O":
-        return lambda v: b'"' + c_escape(v) + b'"'
+        return lambda v: b'"' + utf8_safe_c_escape(v) + b'"'
     return None
 
 

@@ -14,6 +14,7 @@ import ml_dtypes
 import numpy as np
 
 from common import memory
+from common.attr_value import utf8_safe_c_escape
 from common.errors import InvalidArgumentError
 from common.ops import math_util as mu
 from common.ops.registry import KernelConstruction, register_kernel, register_op
@@ -249,11 +250,8 @@ def _bincount(kc: KernelConstruction) -> Callable:
 
 def _element(v) -> str:
     if isinstance(v, bytes):
-        # PrintOneElement: strings C-escaped (absl::Utf8SafeCEscape). logging_ops imports
-        # this module, hence the import here.
-        from common.ops.logging_ops import c_escape
-
-        return c_escape(v).decode("utf-8", "replace")
+        # PrintOneElement: strings C-escaped (absl::Utf8SafeCEscape).
+        return utf8_safe_c_escape(v).decode("utf-8", "replace")
     if isinstance(v, (np.floating, float)):
         return _shortest_float(v)
     if isinstance(v, (np.bool_, bool)):
