@@ -18,7 +18,8 @@ from client.framework import ops as _ops
 from client.framework.op_builder import constant, convert_to_tensor
 from client.layers import batch_renorm
 from client.layers.base import Layer
-from client.ops import array_ops, control_flow_ops, init_ops, math_ops, nn_ops
+from client.ops import array_ops, control_flow_ops, init_ops, math_ops, nn_ops, state_ops
+from client.ops.ref_variable import is_ref
 
 
 class BatchNormalization(Layer):
@@ -109,11 +110,17 @@ class BatchNormalization(Layer):
         """tf_keras' update: moving -= (moving - value) * (1 - momentum), by
         tf.compat.v1.assign_sub (which names no op: "AssignMovingAvg/AssignSubVariableOp")
         and its read of the new value; the update op goes in UPDATE_OPS."""
-        with _ops.name_scope(None, "AssignMovingAvg"), _ops.colocate_with(variable.handle):
+        ref = is_ref(variable)  # resource variables off: AssignSub named by the scope
+        with (
+            _ops.name_scope(None, "AssignMovingAvg") as scope,
+            _ops.colocate_with(variable if ref else variable.handle),
+        ):
             decay = convert_to_tensor(1.0 - momentum, name="decay")
             if decay.dtype != variable.dtype.base_dtype:
                 decay = math_ops.cast(decay, variable.dtype.base_dtype)
-            delta = (variable - math_ops.cast(value, variable.dtype)) * decay
+            delta = (variable - math_ops.cast(value, variable.dtype.base_dtype)) * decay
+            if ref:
+                return state_ops.assign_sub(variable, delta, name=scope)
             update = variable.assign_sub(delta, read_value=False)
             with _ops.control_dependencies([update]):
                 variable._lazy_read()
