@@ -6,11 +6,11 @@ worker 0's process, as bench.__main__.run_tf_client does), drives the small cros
 step (bench.workloads.trivial) with TensorFlow's client (bench.tf_models' `--drive`
 child: N threads, one session each), and reads each task's utime + stime from
 /proc/PID/stat before and after the timed steps. With `--profile DIR` every task is
-sampled by py-spy during the timed steps (raw stacks of the thread
-holding the GIL, one file per task and client count). Prints one JSON
-object: steps per second and CPU microseconds per step of worker0 (master + worker) and
-worker1 (of which in the kernel), and their threads' context switches per step,
-per client count. With `--vs-tensorflow` the same on TensorFlow's own servers
+sampled by py-spy during the timed steps (raw stacks of the thread holding the GIL, one
+file per task and client count; "tf_" files for TensorFlow's). Prints one JSON object:
+steps per second and CPU microseconds per step of worker0 (master + worker) and worker1
+(of which in the kernel), and their threads' context switches per step, per client
+count. With `--vs-tensorflow` the same on TensorFlow's own servers
 (tf.distribute.Server per task, the master in worker 0's process), with ratios ours / TF.
 """
 
@@ -53,9 +53,15 @@ def context_switches(pid: int) -> int:
 
 
 def measure(
-    target: str, pids: dict[str, int], clients: int, seconds: float, profile: str | None
+    target: str,
+    pids: dict[str, int],
+    clients: int,
+    seconds: float,
+    profile: str | None,
+    runtime: str = "",
 ) -> dict[str, float]:
-    """One `--drive` child of `clients` threads for `seconds`; CPU per step per task."""
+    """One `--drive` child of `clients` threads for `seconds`; CPU per step per task.
+    `runtime` prefixes the profile files ("tf_": TensorFlow's servers)."""
     cmd = [sys.executable, "-m", "bench.tf_models", "--target", target]
     cmd += ["--drive", str(clients), "--seconds", str(seconds)]
     child = subprocess.Popen(
@@ -68,7 +74,7 @@ def measure(
             raise RuntimeError("bench.tf_models --drive did not get ready")
         if profile:
             for name, pid in pids.items():
-                out = os.path.join(profile, f"{name}_{clients}clients.txt")
+                out = os.path.join(profile, f"{runtime}{name}_{clients}clients.txt")
                 spies.append(
                     subprocess.Popen(
                         ["py-spy", "record", "-p", str(pid), "-r", "200", "-f", "raw", "--gil"]
@@ -101,10 +107,12 @@ def measure(
     return result
 
 
-def run_all(target: str, pids: dict[str, int], args: argparse.Namespace) -> dict[str, float]:
+def run_all(
+    target: str, pids: dict[str, int], args: argparse.Namespace, runtime: str = ""
+) -> dict[str, float]:
     result: dict[str, float] = {}
     for clients in args.clients:
-        result.update(measure(target, pids, clients, args.seconds, args.profile))
+        result.update(measure(target, pids, clients, args.seconds, args.profile, runtime))
     return result
 
 
@@ -137,7 +145,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         if args.vs_tensorflow:
             with tf_runtime.servers(2) as (target, tf_pids):
                 names = {f"worker{k}": pid for k, pid in enumerate(tf_pids)}
-                tf = run_all(target, names, args)
+                tf = run_all(target, names, args, "tf_")  # its own profile files
             for key, value in tf.items():
                 result[f"tf_{key}"] = value
                 if value:

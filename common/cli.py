@@ -8,6 +8,7 @@ Process entry points only: installs signal handlers, so call from the main threa
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import logging
 import signal
@@ -312,6 +313,17 @@ def run_task_server(
         stop_metrics(metrics_server)
 
 
+def freeze_startup_objects() -> None:
+    """Move what start-up built (modules, op and kernel registries, protobuf descriptors,
+    the server: ~90,000 objects) out of the cyclic garbage collector's reach. They live as
+    long as the process, yet every full collection walked them all: measured on a task
+    serving a trivial step, ~0.1 s per full collection, about every 500 steps, some
+    0.2 ms of CPU per step. Garbage made so far is collected first, so nothing that could
+    be freed is kept (gc.freeze: it stays in a permanent generation)."""
+    gc.collect()
+    gc.freeze()
+
+
 def serve(
     server: Server, name: str, address: Callable[[], str], grace: float, log: logging.Logger
 ) -> int:
@@ -320,6 +332,7 @@ def serve(
     the RPCs in flight; the exit code (0)."""
     stop, _ = stop_on_signals()
     server.start()
+    freeze_startup_objects()
     print(f"{name} listening on {address()}", file=sys.stderr, flush=True)
     task = getattr(server, "task_name", name)
     log.info(

@@ -184,12 +184,17 @@ class PartitionRunner:
         """RunGraph on every partition; {fetch endpoint: value}. Always cleans up (in the
         background: see WorkerCalls.cleanup_async). `exec_opts` goes on every RunGraph;
         the workers' step_stats and partition graphs are then appended to `metadata`."""
+        # The RunGraph futures' callbacks reach this list through the step's barrier:
+        # emptied when the step ends, the step's calls and answers are freed at once
+        # rather than left to the garbage collector as a reference cycle.
+        futures: list[tuple[RegisteredPartition, Any]] = []
         try:
-            futures = self._run(parts, step_id, feeds, timeout_s, cleanup_tasks, exec_opts)
+            self._run(parts, step_id, feeds, timeout_s, cleanup_tasks, exec_opts, futures)
             if metadata is not None and exec_opts is not None:
                 _merge_metadata(futures, metadata, exec_opts)
             return self._fetches(futures)
         finally:
+            futures.clear()
             self.calls.cleanup_async(step_id, cleanup_tasks)
 
     def _run(
@@ -200,11 +205,12 @@ class PartitionRunner:
         timeout_s: float | None,
         cleanup_tasks: Sequence[str],
         exec_opts: worker_pb2.ExecutorOpts | None,
-    ) -> list[tuple[RegisteredPartition, Any]]:
-        """The step's finished RunGraph futures (in `parts` order); raises its error."""
+        futures: list[tuple[RegisteredPartition, Any]],
+    ) -> None:
+        """Fill `futures` with the step's finished RunGraph futures (in `parts` order);
+        raises its error."""
         budget = timeout_s if timeout_s else NO_DEADLINE_S
         deadline = time.monotonic() + budget
-        futures: list[tuple[RegisteredPartition, Any]] = []
         aborts: list[Any] = []  # the CleanupGraph calls that abort the step
         # The first failure aborts the step on every task that has not answered yet.
         waiter = ExecutorBarrier(
@@ -226,7 +232,7 @@ class PartitionRunner:
         if register is not None:  # the client's call ending first cancels the step
             register(cancel)
         try:
-            return self._launch_and_wait(
+            self._launch_and_wait(
                 parts, step_id, feeds, budget, deadline, cleanup_tasks, exec_opts, futures,
                 aborts, waiter, cancelled,
             )  # fmt: skip
@@ -247,7 +253,7 @@ class PartitionRunner:
         aborts: list[Any],
         waiter: ExecutorBarrier,
         cancelled: list[OpError],
-    ) -> list[tuple[RegisteredPartition, Any]]:
+    ) -> None:
         # Every RunGraph leaves at once. Those to tasks of this host (a socket, or this
         # process's own task) are answered on this thread: the one to this process's task
         # runs here first, then the others' answers are read here, without a pooled
@@ -301,7 +307,6 @@ class PartitionRunner:
         error = waiter.root_error(frozenset().union(*(part.plan.recv_nodes for part in parts)))
         if error is not None:
             raise error
-        return futures
 
     def _track(
         self,

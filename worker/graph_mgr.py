@@ -25,7 +25,7 @@ import dataclasses
 import itertools
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import common.ops  # noqa: F401  (registers every op and kernel)
@@ -330,18 +330,26 @@ class _RunningStep:
             )
             for u in item.units
         ]
-        self._barrier = ExecutorBarrier(len(self.steps), on_error=self.abort, on_done=self._ended)
+        # The barrier calls back into this step, so the step keeps only its `when_done`,
+        # and only until `start` hands it to the executors: a finished step is then no
+        # reference cycle, freed at once rather than by the garbage collector.
+        self._errors: list[OpError] = []  # the executors' errors, once finished
+        barrier = ExecutorBarrier(len(self.steps), on_error=self.abort, on_done=self._ended)
+        self._when_done: Callable[[OpError | None], None] | None = barrier.when_done
         self._released = False
         if self.rendezvous.status is not None:  # aborted before the steps existed
             self.abort(self.rendezvous.status)
 
     def start(self) -> None:
-        # The first error aborts the step (the other executors, the rendezvous): the
-        # barrier's on_error.
+        """Start the executors (once). The first error aborts the step (the other
+        executors, the rendezvous): the barrier's on_error."""
+        when_done, self._when_done = self._when_done, None
+        assert when_done is not None, "a step starts once"
         for unit, step in zip(self._item.units, self.steps):
-            unit.executor.run_async(step, self._barrier.when_done)
+            unit.executor.run_async(step, when_done)
 
     def _ended(self, errors: list[OpError]) -> None:
+        self._errors = errors
         for s in self.steps:
             s.cleanup()
         self.finished.set()
@@ -365,7 +373,7 @@ class _RunningStep:
         # The step's rendezvous status is the first failure, which may have come from outside
         # the step's executors (CleanupGraph, a peer's RecvTensor): it is what the step
         # reports; the executors' errors are echoes of it or came after it.
-        errors = self._barrier.errors
+        errors = self._errors
         if errors:
             raise self.rendezvous.status or root_error(errors)
         if self.rendezvous.is_aborted():  # e.g. CleanupGraph arrived while the step ran
