@@ -120,7 +120,11 @@ def test_dashboard_stays_usable_with_a_large_graph_and_many_steps(
                 v = tf.add(v, 1.0, name=f"w0_chain_{i}")
         big = v
         small = tf.add(x, 1.0, name="small")
-    with tf.Session(cluster.target, graph=g) as sess:
+    # Elementwise fusion (on by default) would fold the chains into a few nodes: the view
+    # is to draw all 10,000.
+    config = tf.ConfigProto()
+    config.graph_options.rewrite_options.remapping = 2  # RewriterConfig.OFF
+    with tf.Session(cluster.target, graph=g, config=config) as sess:
         assert sess.run(big, {x: 0.0}) == float(n)
         handle = json.load(urllib.request.urlopen(url + "api/snapshot", timeout=10))["sessions"][
             -1
