@@ -87,7 +87,18 @@ def test_monitored_training_session_with_the_global_step_on_another_task(shared_
 
 
 def _partition_devices(run_metadata, op: str) -> set[str]:
-    return {nd.device for gd in run_metadata.partition_graphs for nd in gd.node if nd.op == op}
+    """Devices of the partition nodes that run `op`, a member of a fused elementwise node
+    (fusion is on by default) counting as its op."""
+    return {
+        nd.device
+        for gd in run_metadata.partition_graphs
+        for nd in gd.node
+        if nd.op == op
+        or (
+            nd.op == "_FusedElementwise"
+            and any(step.decode().split()[0] == op for step in nd.attr["program"].list.s)
+        )
+    }
 
 
 def _run_both(shared_cluster, build, feeds_list):
