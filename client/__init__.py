@@ -909,3 +909,7 @@ ragged.map_flat_values = _ragged_functional_ops.map_flat_values
 from client.training.monitored_session import (  # noqa: E402, F401  (tf.report_uninitialized_variables)
     report_uninitialized_variables,
 )
+
+# isort: split
+# tf.keras (tf_keras) for graph programs: layers, models, losses, backend.
+from client import keras  # noqa: E402, F401
