@@ -14,7 +14,6 @@ from typing import Any
 
 from client.framework import dtypes
 from client.framework import ops as _ops
-from client.framework.op_builder import constant
 from client.ops import array_ops
 
 _FLOATX = "float32"
@@ -70,7 +69,7 @@ def learning_phase() -> Any:
     if graph not in _LEARNING_PHASES:
         with graph.name_scope(None), graph.control_dependencies(None):
             _LEARNING_PHASES[graph] = array_ops.placeholder_with_default(
-                constant(False), shape=(), name="keras_learning_phase"
+                False, shape=(), name="keras_learning_phase"
             )
     return _LEARNING_PHASES[graph]
 
