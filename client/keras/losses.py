@@ -21,23 +21,25 @@ def _pair(y_true: Any, y_pred: Any) -> tuple[Any, Any]:
 
 
 def _logits(output: Any, from_logits: bool, op_type: str) -> tuple[Any, bool]:
-    """tf_keras' _get_logits: the input of the activation that made `output`."""
-    if from_logits:
-        return output, True
+    """tf_keras' _get_logits: the input of the activation that made `output` (even with
+    from_logits, where tf_keras warns and does the same)."""
     op = getattr(output, "op", None)
     if op is not None and op.type == op_type and len(op.inputs) == 1:
         return op.inputs[0], True
-    return output, False
+    return output, from_logits
 
 
 def _epsilon(dtype: Any) -> Any:
     return convert_to_tensor(backend.epsilon(), dtype=dtype)
 
 
-def _smoothed(y_true: Any, label_smoothing: float, classes: Any) -> Any:
+def _smoothing(y_true: Any, y_pred: Any, label_smoothing: float, classes: Any) -> Any:
+    """tf_keras' smart_cond on the label smoothing, a Const: smoothed labels only when it
+    is non-zero, y * (1 - s) + s / classes (classes(s) builds the divided term)."""
+    s = convert_to_tensor(label_smoothing, dtype=y_pred.dtype)
     if not label_smoothing:
         return y_true
-    return y_true * (1.0 - label_smoothing) + label_smoothing / classes
+    return y_true * (1.0 - s) + classes(s)
 
 
 def mean_squared_error(y_true: Any, y_pred: Any) -> Any:
@@ -54,7 +56,7 @@ def binary_crossentropy(
     y_true: Any, y_pred: Any, from_logits: bool = False, label_smoothing: float = 0.0, axis=-1
 ) -> Any:
     y_true, y_pred = _pair(y_true, y_pred)
-    y_true = _smoothed(y_true, label_smoothing, 2.0)
+    y_true = _smoothing(y_true, y_pred, label_smoothing, lambda s: 0.5 * s)
     output, from_logits = _logits(y_pred, from_logits, "Sigmoid")
     if from_logits:
         bce = nn_ops.sigmoid_cross_entropy_with_logits(labels=y_true, logits=output)
@@ -71,9 +73,11 @@ def categorical_crossentropy(
     y_true: Any, y_pred: Any, from_logits: bool = False, label_smoothing: float = 0.0, axis=-1
 ) -> Any:
     y_true, y_pred = _pair(y_true, y_pred)
-    if label_smoothing:
-        classes = math_ops.cast(array_ops.shape(y_true)[-1], y_pred.dtype)
-        y_true = _smoothed(y_true, label_smoothing, classes)
+
+    def per_class(s: Any) -> Any:
+        return s / math_ops.cast(array_ops.shape(y_true)[-1], y_pred.dtype)
+
+    y_true = _smoothing(y_true, y_pred, label_smoothing, per_class)
     output, from_logits = _logits(y_pred, from_logits, "Softmax")
     if from_logits:
         return nn_ops.softmax_cross_entropy_with_logits_v2(labels=y_true, logits=output, axis=axis)
@@ -87,6 +91,7 @@ def sparse_categorical_crossentropy(
     y_true: Any, y_pred: Any, from_logits: bool = False, axis: int = -1
 ) -> Any:
     y_pred = convert_to_tensor(y_pred)
+    target = math_ops.cast(convert_to_tensor(y_true), dtypes.int64)
     output, from_logits = _logits(y_pred, from_logits, "Softmax")
     if not from_logits:
         eps = _epsilon(output.dtype)
@@ -94,15 +99,16 @@ def sparse_categorical_crossentropy(
     rank = output.shape.ndims
     if rank is not None and axis % rank != rank - 1:
         raise NotImplementedError("sparse_categorical_crossentropy over a non-last axis")
-    target = math_ops.cast(y_true, dtypes.int64)
+    output_shape = array_ops.shape(output)
     target_rank = target.shape.ndims
-    if target_rank is not None and rank is not None and target_rank != rank - 1:
-        output_shape = array_ops.shape(output)
+    update_shape = target_rank is not None and rank is not None and target_rank != rank - 1
+    if update_shape:
         target = array_ops.reshape(target, [-1])
         output = array_ops.reshape(output, [-1, output_shape[-1]])
-        res = nn_ops.sparse_softmax_cross_entropy_with_logits(labels=target, logits=output)
-        return array_ops.reshape(res, output_shape[:-1]) if rank >= 3 else res
-    return nn_ops.sparse_softmax_cross_entropy_with_logits(labels=target, logits=output)
+    res = nn_ops.sparse_softmax_cross_entropy_with_logits(labels=target, logits=output)
+    if update_shape and rank is not None and rank >= 3:
+        res = array_ops.reshape(res, output_shape[:-1])
+    return res
 
 
 mse = MSE = mean_squared_error
