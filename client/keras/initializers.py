@@ -152,6 +152,37 @@ class VarianceScaling(_Random):
         }
 
 
+class Orthogonal(_Random):
+    """tf_keras' Orthogonal: the Q of a stateless normal draw's QR, signs fixed by R's
+    diagonal, times the gain."""
+
+    def __init__(self, gain: float = 1.0, seed: Any = None) -> None:
+        super().__init__(seed)
+        self.gain = gain
+
+    def __call__(self, shape: Any, dtype: Any = None, **kwargs: Any) -> Any:
+        from client.ops import linalg_ops, math_ops
+
+        dtype = _dtype(dtype)
+        shape = [int(d) for d in shape]
+        if len(shape) < 2:
+            raise ValueError(
+                "The tensor to initialize must be at least two-dimensional. "
+                f"Received: shape={shape} of rank {len(shape)}."
+            )
+        rows, cols = math.prod(shape[:-1]), shape[-1]
+        flat = (max(cols, rows), min(cols, rows))
+        a = random_ops.stateless_random_normal(flat, self._stateless_seed(), dtype=dtype)
+        q, r = linalg_ops.qr(a, full_matrices=False)
+        q *= math_ops.sign(linalg_ops.tensor_diag_part(r))
+        if rows < cols:
+            q = array_ops.matrix_transpose(q)
+        return self.gain * array_ops.reshape(q, shape)
+
+    def get_config(self) -> dict:
+        return {"gain": self.gain, "seed": self.seed}
+
+
 def _scaling(name: str, scale: float, mode: str, distribution: str) -> type:
     def __init__(self: Any, seed: Any = None) -> None:
         VarianceScaling.__init__(self, scale, mode, distribution, seed)
@@ -190,6 +221,7 @@ _BY_NAME: dict[str, Any] = {
     "he_uniform": HeUniform,
     "lecun_normal": LecunNormal,
     "lecun_uniform": LecunUniform,
+    "orthogonal": Orthogonal,
 }
 _BY_NAME.update({cls.__name__: cls for cls in list(_BY_NAME.values())})
 

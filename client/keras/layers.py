@@ -38,3 +38,12 @@ from client.keras.layers_core import (  # noqa: F401
     multiply,
 )
 from client.keras.layers_norm import BatchNormalization  # noqa: F401
+from client.keras.recurrent import (  # noqa: F401
+    GRU,
+    LSTM,
+    RNN,
+    GRUCell,
+    LSTMCell,
+    SimpleRNN,
+    SimpleRNNCell,
+)
