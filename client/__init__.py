@@ -460,6 +460,7 @@ from protos.node_def_pb2 import NodeDef  # noqa: E402, F401
 __version__ = "1.15-compatible"
 
 
+from client.framework import tf2 as _tf2  # noqa: E402
 from client.ops.control_flow_util import (  # noqa: E402, F401
     control_flow_v2_enabled,
     disable_control_flow_v2,
@@ -481,16 +482,19 @@ def disable_eager_execution() -> None:
 def disable_v2_behavior() -> None:
     """The client already behaves as TensorFlow 1.x (graphs and sessions); as in
     TensorFlow, this also turns control flow v2 off (tf.Assert's guard becomes a v1 cond)
-    and resource variables off (tf.Variable and get_variable build VariableV2)."""
+    and resource variables off (tf.Variable and get_variable build VariableV2), and the
+    tf2 switch tf_keras reads (its initializer names then give TF's v1 initializers)."""
     disable_control_flow_v2()
     disable_resource_variables()
+    _tf2.disable()
 
 
 def enable_v2_behavior() -> None:
-    """TensorFlow's enable_v2_behavior, for the switches this client has: control flow v2
-    and resource variables back on."""
+    """TensorFlow's enable_v2_behavior, for the switches this client has: control flow v2,
+    resource variables and tf2 back on."""
     enable_control_flow_v2()
     enable_resource_variables()
+    _tf2.enable()
 
 
 def executing_eagerly() -> _builtins.bool:

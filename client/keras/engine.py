@@ -105,9 +105,7 @@ class Layer(_base.Layer):
         dtype = dtypes.as_dtype(dtype or self.dtype)
         initializer = initializers.get(initializer)
         if initializer is None:
-            initializer = (
-                initializers.GlorotUniform() if dtype.is_floating else initializers.Zeros()
-            )
+            initializer = initializers.get("glorot_uniform" if dtype.is_floating else "zeros")
         shape = TensorShape(shape)
         trainable = trainable and self.trainable
 

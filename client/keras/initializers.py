@@ -12,7 +12,7 @@ import math
 import random
 from typing import Any
 
-from client.framework import dtypes, op_builder
+from client.framework import dtypes, op_builder, tf2
 from client.ops import array_ops, random_ops
 from client.ops import init_ops as _v1
 
@@ -226,6 +226,12 @@ _BY_NAME: dict[str, Any] = {
 _BY_NAME.update({cls.__name__: cls for cls in list(_BY_NAME.values())})
 
 
+def _snake(name: str) -> str:
+    from client.layers.base import _snake_case
+
+    return name if name.islower() else _snake_case(name)
+
+
 def serialize(initializer: Initializer) -> dict:
     return {"class_name": type(initializer).__name__, "config": initializer.get_config()}
 
@@ -237,13 +243,47 @@ def deserialize(config: dict) -> Initializer:
     return cls.from_config(config.get("config", {}))
 
 
+def _v1_by_name() -> dict[str, Any]:
+    """tf_keras' names after disable_v2_behavior(): TF's v1 (stateful, graph-seeded)
+    initializers, with tf_keras' v1 defaults (0.05 ranges)."""
+
+    def scaling(scale: float, mode: str, distribution: str) -> Any:
+        return lambda seed=None: _v1.VarianceScaling(scale, mode, distribution, seed)
+
+    table: dict[str, Any] = {
+        "zeros": _v1.Zeros,
+        "ones": _v1.Ones,
+        "constant": _v1.Constant,
+        "glorot_uniform": _v1.GlorotUniform,
+        "glorot_normal": _v1.GlorotNormal,
+        "orthogonal": _v1.Orthogonal,
+        "variance_scaling": _v1.VarianceScaling,
+        "identity": _v1.Identity,
+        "random_uniform": lambda seed=None: _v1.RandomUniform(-0.05, 0.05, seed),
+        "random_normal": lambda seed=None: _v1.RandomNormal(0.0, 0.05, seed),
+        "truncated_normal": lambda seed=None: _v1.TruncatedNormal(0.0, 0.05, seed),
+        "he_normal": scaling(2.0, "fan_in", "truncated_normal"),
+        "he_uniform": scaling(2.0, "fan_in", "uniform"),
+        "lecun_normal": scaling(1.0, "fan_in", "truncated_normal"),
+        "lecun_uniform": scaling(1.0, "fan_in", "uniform"),
+    }
+    table.update(uniform=table["random_uniform"], normal=table["random_normal"])
+    return table
+
+
 def get(identifier: Any) -> Any:
     """tf.keras.initializers.get: None, a name ("glorot_uniform"), a config dict, a class
-    (instantiated) or a callable (kept)."""
+    (instantiated) or a callable (kept). Names give TF's v1 initializers once
+    disable_v2_behavior() turned the tf2 switch off, as in tf_keras."""
     if identifier is None:
         return None
     if isinstance(identifier, dict):
         return deserialize(identifier)
+    if isinstance(identifier, str) and not tf2.enabled():
+        v1 = _v1_by_name().get(_snake(identifier))
+        if v1 is None:
+            raise ValueError(f"Could not interpret initializer identifier: {identifier}")
+        return v1()
     if isinstance(identifier, str):
         cls = _BY_NAME.get(identifier)
         if cls is None:
