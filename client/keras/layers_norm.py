@@ -5,15 +5,19 @@ subclass of this). With a tensor (the learning phase, by default) tf_keras compu
 batch moments unconditionally and picks between them and the moving statistics with one
 cond each ("cond", "cond_1"), and each moving-average update is a cond of its own
 ("cond_2", "cond_3": the update, or the variable's value): the layer's `updates` are
-those conds' outputs, to run with the train op. Updates are not put in UPDATE_OPS.
+those conds' outputs, to run with the train op. Fused (4-D) it conds between the training
+and inference FusedBatchNormV3 and the momentum (1 in inference), and updates
+unconditionally. Updates are not put in UPDATE_OPS.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from client.framework import ops as _ops
-from client.framework.op_builder import convert_to_tensor
+from client.framework.op_builder import constant, convert_to_tensor
 from client.keras import initializers
 from client.keras.engine import Layer, _training
 from client.layers import normalization as _v1
@@ -53,9 +57,42 @@ class BatchNormalization(Layer, _v1.BatchNormalization):
             training = bool(training)
         if not self.trainable:
             training = False
-        if isinstance(training, bool) or self.fused:
+        if isinstance(training, bool):
             return _v1.BatchNormalization.call(self, inputs, training=training)
-        return self._call_on_tensor(convert_to_tensor(inputs), convert_to_tensor(training))
+        inputs, training = convert_to_tensor(inputs), convert_to_tensor(training)
+        if self.fused:
+            return self._fused_on_tensor(inputs, training)
+        return self._call_on_tensor(inputs, training)
+
+    def _fused_on_tensor(self, inputs: Any, training: Any) -> Any:
+        """tf_keras' _fused_batch_norm on a tensor: one cond between FusedBatchNormV3 in
+        training and in inference, a cond for the momentum (1 in inference: no change),
+        then the two moving-average updates outside any cond."""
+        shape = [int(inputs.shape[self._axis])]
+        beta = self.beta if self.center else constant(np.zeros(shape, np.float32))
+        gamma = self.gamma if self.scale else constant(np.ones(shape, np.float32))
+
+        def fused(is_training: bool) -> Any:
+            return nn_ops.fused_batch_norm(
+                inputs,
+                gamma,
+                beta,
+                mean=self.moving_mean,
+                variance=self.moving_variance,
+                epsilon=self.epsilon,
+                data_format="NHWC" if self._axis == 3 else "NCHW",
+                is_training=is_training,
+            )
+
+        output, mean, variance = control_flow_ops.cond(
+            training, lambda: fused(True), lambda: fused(False)
+        )
+        momentum = control_flow_ops.cond(
+            training, lambda: constant(self.momentum), lambda: constant(1.0)
+        )
+        self.add_update(self._assign_moving_average(self.moving_mean, mean, momentum))
+        self.add_update(self._assign_moving_average(self.moving_variance, variance, momentum))
+        return output
 
     def _call_on_tensor(self, inputs: Any, training: Any) -> Any:
         ndims = inputs.shape.ndims

@@ -105,3 +105,19 @@ def test_learning_phase(phase):
         return [y, bn(y)]
 
     compare(build, {"x": X2}, v1_control_flow=True)
+
+
+def test_fused_batch_norm_on_learning_phase():
+    def build(api, keras):
+        bn = keras.layers.BatchNormalization(momentum=0.8)
+        y = bn(_ph(api, X4))
+        return [y, *bn.updates]
+
+    compare(build, {"x": X4}, v1_control_flow=True, rtol=1e-4, atol=1e-5)
+    compare(
+        build,
+        {"x": X4, "keras_learning_phase": True},
+        v1_control_flow=True,
+        rtol=1e-4,
+        atol=1e-5,
+    )
