@@ -69,6 +69,18 @@ def exponential(x: Any) -> Any:
     return math_ops.exp(x)
 
 
+def hard_sigmoid(x: Any) -> Any:
+    """tf_keras' backend.hard_sigmoid: clip(0.2 * x + 0.5, 0, 1)."""
+    from client.framework import op_builder
+
+    x = op_builder.convert_to_tensor(x)
+    point_two = op_builder.constant(0.2, dtype=x.dtype.base_dtype)
+    point_five = op_builder.constant(0.5, dtype=x.dtype.base_dtype)
+    x = math_ops.multiply(x, point_two)
+    x = math_ops.add(x, point_five)
+    return math_ops.clip_by_value(x, 0.0, 1.0)
+
+
 _BY_NAME: dict[str, Callable[..., Any]] = {
     f.__name__: f
     for f in (
@@ -84,6 +96,7 @@ _BY_NAME: dict[str, Callable[..., Any]] = {
         softsign,
         swish,
         exponential,
+        hard_sigmoid,
     )
 }
 

@@ -4,18 +4,21 @@ Weights are named as tf_keras names them ("lstm/lstm_cell/kernel", "recurrent_ke
 "bias"; GRU's bias is [2, 3 * units], reset_after) and the step math is tf_keras' cells'
 (gates i, f, c, o for LSTM; z, r, h for GRU). The time loop follows tf_keras' backend.rnn:
 inputs made time-major and unstacked into a TensorArray, one step at time zero for the
-output's shape, then a tf.while_loop writing outputs into a TensorArray. tf_keras' LSTM
-and GRU in a graph wrap that loop in functions chosen at run time (their cuDNN selection),
-so those two match TensorFlow by value, not node for node.
+output's shape, then a tf.while_loop writing outputs into a TensorArray. LSTM and GRU add
+tf_keras' "runtime" Const. In a TF1 program (disable_v2_behavior: v1 control flow, tf2
+off) the graph is tf_keras' node for node; with tf2 and control flow v2 (TensorFlow's
+default) tf_keras builds a functional While over a TensorList keeping only the last
+output, where the client builds Enter/Exit frames, so there the values match, not the
+nodes.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from client.framework import nest
+from client.framework import nest, tf2
 from client.framework import ops as _ops
-from client.framework.op_builder import convert_to_tensor
+from client.framework.op_builder import constant, convert_to_tensor
 from client.keras import activations, initializers
 from client.keras.engine import Layer
 from client.ops import array_ops, control_flow_ops, math_ops, nn_ops, tensor_array_ops
@@ -76,17 +79,24 @@ class SimpleRNNCell(_Cell):
 
 
 class LSTMCell(_Cell):
+    """tf_keras' LSTMCell; after disable_v2_behavior() its v1 defaults: hard_sigmoid
+    gates and implementation 1 (a matmul per gate on kernel slices)."""
+
     def __init__(
         self,
         units: int,
         activation: Any = "tanh",
-        recurrent_activation: Any = "sigmoid",
+        recurrent_activation: Any = None,
         unit_forget_bias: bool = True,
+        implementation: Any = None,
         **kwargs: Any,
     ) -> None:
-        kwargs.pop("implementation", None)
         super().__init__(units, activation, **kwargs)
-        self.recurrent_activation = activations.get(recurrent_activation)
+        v1 = not tf2.enabled()
+        self.recurrent_activation = activations.get(
+            recurrent_activation or ("hard_sigmoid" if v1 else "sigmoid")
+        )
+        self.implementation = implementation or (1 if v1 else 2)
         self.unit_forget_bias = unit_forget_bias
 
     @property
@@ -113,6 +123,8 @@ class LSTMCell(_Cell):
 
     def call(self, inputs: Any, states: Any) -> Any:
         h_tm1, c_tm1 = states
+        if self.implementation == 1:
+            return self._call_per_gate(inputs, h_tm1, c_tm1)
         z = math_ops.matmul(inputs, self.kernel)
         z += math_ops.matmul(h_tm1, self.recurrent_kernel)
         if self.bias is not None:
@@ -125,21 +137,50 @@ class LSTMCell(_Cell):
         h = o * self.activation(c)
         return h, [h, c]
 
+    def _call_per_gate(self, inputs: Any, h_tm1: Any, c_tm1: Any) -> Any:
+        kernels = array_ops.split(self.kernel, num_or_size_splits=4, axis=1)
+        x = [math_ops.matmul(inputs, k) for k in kernels]
+        if self.bias is not None:
+            biases = array_ops.split(self.bias, num_or_size_splits=4, axis=0)
+            x = [nn_ops.bias_add(xi, b) for xi, b in zip(x, biases)]
+        u = self.units
+
+        def recurrent(gate: int) -> Any:
+            return math_ops.matmul(h_tm1, self.recurrent_kernel[:, gate * u : (gate + 1) * u])
+
+        i = self.recurrent_activation(x[0] + recurrent(0))
+        f = self.recurrent_activation(x[1] + recurrent(1))
+        c = f * c_tm1 + i * self.activation(x[2] + recurrent(2))
+        o = self.recurrent_activation(x[3] + recurrent(3))
+        h = o * self.activation(c)
+        return h, [h, c]
+
 
 class GRUCell(_Cell):
+    """tf_keras' GRUCell with reset_after (its v2 default). After disable_v2_behavior()
+    tf_keras defaults to reset_after=False and hard_sigmoid gates; reset_after=False is
+    not built by this client."""
+
     def __init__(
         self,
         units: int,
         activation: Any = "tanh",
-        recurrent_activation: Any = "sigmoid",
-        reset_after: bool = True,
+        recurrent_activation: Any = None,
+        reset_after: Any = None,
         **kwargs: Any,
     ) -> None:
         kwargs.pop("implementation", None)
+        v1 = not tf2.enabled()
+        reset_after = not v1 if reset_after is None else reset_after
         if not reset_after:
-            raise NotImplementedError("GRU with reset_after=False (this client)")
+            raise NotImplementedError(
+                "GRU with reset_after=False (tf_keras' default after disable_v2_behavior) "
+                "is not supported by this client: pass reset_after=True"
+            )
         super().__init__(units, activation, **kwargs)
-        self.recurrent_activation = activations.get(recurrent_activation)
+        self.recurrent_activation = activations.get(
+            recurrent_activation or ("hard_sigmoid" if v1 else "sigmoid")
+        )
         self.reset_after = reset_after
 
     def build(self, input_shape: Any) -> None:
@@ -147,13 +188,15 @@ class GRUCell(_Cell):
 
     def call(self, inputs: Any, states: Any) -> Any:
         h_tm1 = states[0]
-        matrix_x = math_ops.matmul(inputs, self.kernel)
-        matrix_inner = math_ops.matmul(h_tm1, self.recurrent_kernel)
         if self.bias is not None:
             input_bias, recurrent_bias = array_ops.unstack(self.bias)
+        matrix_x = math_ops.matmul(inputs, self.kernel)
+        if self.bias is not None:
             matrix_x = nn_ops.bias_add(matrix_x, input_bias)
-            matrix_inner = nn_ops.bias_add(matrix_inner, recurrent_bias)
         x_z, x_r, x_h = array_ops.split(matrix_x, 3, axis=-1)
+        matrix_inner = math_ops.matmul(h_tm1, self.recurrent_kernel)
+        if self.bias is not None:
+            matrix_inner = nn_ops.bias_add(matrix_inner, recurrent_bias)
         r_z, r_r, r_h = array_ops.split(matrix_inner, [self.units, self.units, -1], axis=-1)
         z = self.recurrent_activation(x_z + r_z)
         r = self.recurrent_activation(x_r + r_r)
@@ -163,14 +206,17 @@ class GRUCell(_Cell):
 
 
 def _time_loop(cell: Any, inputs: Any, states: list[Any], go_backwards: bool) -> tuple:
-    """tf_keras' backend.rnn: (last output, outputs [batch, time, ...], final states)."""
+    """tf_keras' backend.rnn as in a TF1 program: (last output, outputs [batch, time,
+    ...], final states). Every step's output is kept, as tf_keras does with tf2 off; with
+    tf2 on it keeps one element, rewritten each step, which a TensorArrayV3 (the client's
+    TensorArray, TF's with v1 control flow) refuses."""
     inputs = array_ops.transpose(inputs, [1, 0, 2])
     steps = array_ops.shape(inputs)[0]
     input_ta = tensor_array_ops.TensorArray(
         inputs.dtype, size=steps, tensor_array_name="input_ta_0"
     )
     input_ta = input_ta.unstack(array_ops.reverse(inputs, [0]) if go_backwards else inputs)
-    output_zero, _ = cell.call(inputs[0], list(states))
+    output_zero, _ = cell(inputs[0], list(states))
     output_ta = tensor_array_ops.TensorArray(
         output_zero.dtype,
         size=steps,
@@ -180,10 +226,11 @@ def _time_loop(cell: Any, inputs: Any, states: list[Any], go_backwards: bool) ->
     time = convert_to_tensor(0, name="time")
 
     def step(t: Any, out_ta: Any, *state: Any) -> Any:
-        output, new_state = cell.call(input_ta.read(t), list(state))
+        output, new_state = cell(input_ta.read(t), list(state))
         for s, new in zip(state, new_state):
             new.set_shape(s.shape)
-        return (t + 1, out_ta.write(t, output), *new_state)
+        out_ta = out_ta.write(t, output)
+        return (t + 1, out_ta, *new_state)
 
     final = control_flow_ops.while_loop(
         lambda t, *_: t < steps,
@@ -240,11 +287,13 @@ class RNN(Layer):
         if initial_state is None:
             batch = array_ops.shape(inputs)[0]
             initial_state = [
-                array_ops.zeros(array_ops.stack([batch, n]), inputs.dtype)
-                for n in self.cell.state_size
+                array_ops.zeros([batch, n], inputs.dtype) for n in self.cell.state_size
             ]
         states = [convert_to_tensor(s) for s in nest.flatten(initial_state)]
         last, outputs, states = _time_loop(self.cell, inputs, states, self.go_backwards)
+        if isinstance(self.cell, (LSTMCell, GRUCell)) and tf2.enabled():
+            # tf_keras' LSTM and GRU report which implementation ran (0: the generic loop).
+            constant(0.0, name="runtime")
         output = outputs if self.return_sequences else last
         return [output, *states] if self.return_state else output
 

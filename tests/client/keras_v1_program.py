@@ -1,6 +1,7 @@
 """A TF1 program as written for TensorFlow 1.x: `import tensorflow.compat.v1 as tf;
 tf.disable_v2_behavior()`, then tf.keras layers (default initializers, Dropout and
-BatchNormalization driven by the learning phase) trained by tf.train.AdamOptimizer.
+BatchNormalization driven by the learning phase, an LSTM) trained by
+tf.train.AdamOptimizer.
 `run(tf)` takes the module (tensorflow.compat.v1 with tf_keras, or client) and returns
 the GraphDef's node lines and the losses; test_keras_tf1_program runs TensorFlow's side
 in a child process, since disable_v2_behavior() is process-wide."""
@@ -25,6 +26,8 @@ def run(tf: Any) -> dict:
         h = tf.keras.layers.Dropout(0.25)(h)
         bn = tf.keras.layers.BatchNormalization()
         h = bn(h)
+        seq = tf.keras.layers.Reshape((3, 2))(h)
+        h = tf.keras.layers.Concatenate()([h, tf.keras.layers.LSTM(4)(seq)])
         out = tf.keras.layers.Dense(2, kernel_initializer="he_normal")(h)
         loss = tf.reduce_mean(tf.keras.losses.mean_squared_error(y, out))
         with tf.control_dependencies(bn.updates):
