@@ -121,3 +121,16 @@ def test_fused_batch_norm_on_learning_phase():
         rtol=1e-4,
         atol=1e-5,
     )
+
+
+def test_sequential_with_input_layer_and_frozen_layer():
+    def build(api, keras):
+        frozen = keras.layers.Dense(3, name="frozen", trainable=False)
+        m = keras.Sequential([keras.layers.InputLayer(input_shape=(3,)), frozen])
+        m.add(keras.layers.Dense(2))
+        assert m.get_layer("frozen") is frozen and len(m.layers) == 2
+        return [m(_ph(api, X2))], _names(m.trainable_weights), _names(m.non_trainable_weights)
+
+    (g, (_, *meta)), (t, (_, *tmeta)) = build_both(build)
+    assert meta == tmeta
+    compare(lambda api, keras: build(api, keras)[0], {"x": X2})
