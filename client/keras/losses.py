@@ -1,6 +1,6 @@
 """Client API: tf.keras.losses, the function forms (per-sample losses, the mean over the
 last axis) and the class forms (called on tensors: per-sample losses times the sample
-weight, summed and divided by their count, "sum over batch size"), as tf_keras computes
+weight, summed and divided by their count, "sum over batch size"), as tf_keras builds
 them. A probability made by a Softmax or Sigmoid op is traced back to its logits, as
 tf_keras does, so the cross-entropies use the with-logits ops."""
 
@@ -33,13 +33,17 @@ def _epsilon(dtype: Any) -> Any:
     return convert_to_tensor(backend.epsilon(), dtype=dtype)
 
 
-def _smoothing(y_true: Any, y_pred: Any, label_smoothing: float, classes: Any) -> Any:
+def _smoothing(y_true: Any, y_pred: Any, label_smoothing: float, num_classes: Any) -> Any:
     """tf_keras' smart_cond on the label smoothing, a Const: smoothed labels only when it
-    is non-zero, y * (1 - s) + s / classes (classes(s) builds the divided term)."""
+    is non-zero, y * (1 - s) + s / classes (num_classes() built first), or + 0.5 * s for
+    binary labels (num_classes None)."""
     s = convert_to_tensor(label_smoothing, dtype=y_pred.dtype)
     if not label_smoothing:
         return y_true
-    return y_true * (1.0 - s) + classes(s)
+    if num_classes is None:
+        return y_true * (1.0 - s) + 0.5 * s
+    n = num_classes()
+    return y_true * (1.0 - s) + s / n
 
 
 def mean_squared_error(y_true: Any, y_pred: Any) -> Any:
@@ -56,7 +60,7 @@ def binary_crossentropy(
     y_true: Any, y_pred: Any, from_logits: bool = False, label_smoothing: float = 0.0, axis=-1
 ) -> Any:
     y_true, y_pred = _pair(y_true, y_pred)
-    y_true = _smoothing(y_true, y_pred, label_smoothing, lambda s: 0.5 * s)
+    y_true = _smoothing(y_true, y_pred, label_smoothing, None)
     output, from_logits = _logits(y_pred, from_logits, "Sigmoid")
     if from_logits:
         bce = nn_ops.sigmoid_cross_entropy_with_logits(labels=y_true, logits=output)
@@ -74,10 +78,10 @@ def categorical_crossentropy(
 ) -> Any:
     y_true, y_pred = _pair(y_true, y_pred)
 
-    def per_class(s: Any) -> Any:
-        return s / math_ops.cast(array_ops.shape(y_true)[-1], y_pred.dtype)
+    def num_classes() -> Any:
+        return math_ops.cast(array_ops.shape(y_true)[-1], y_pred.dtype)
 
-    y_true = _smoothing(y_true, y_pred, label_smoothing, per_class)
+    y_true = _smoothing(y_true, y_pred, label_smoothing, num_classes)
     output, from_logits = _logits(y_pred, from_logits, "Softmax")
     if from_logits:
         return nn_ops.softmax_cross_entropy_with_logits_v2(labels=y_true, logits=output, axis=axis)
@@ -135,20 +139,27 @@ class Loss:
     def __call__(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Any:
         with _ops.name_scope(self.name or "loss"):
             losses = self.call(y_true, y_pred)
-            with _ops.name_scope("weighted_loss"):
-                if sample_weight is not None:
-                    weight = math_ops.cast(sample_weight, losses.dtype)
-                    if weight.shape.ndims is not None and losses.shape.ndims is not None:
-                        while weight.shape.ndims > losses.shape.ndims:
-                            weight = array_ops.squeeze(weight, [-1])
-                    losses = math_ops.multiply(losses, weight)
-                if self.reduction == Reduction.NONE:
-                    return losses
-                total = math_ops.reduce_sum(losses)
-                if self.reduction == Reduction.SUM:
-                    return total
-                count = math_ops.cast(array_ops.size(losses), losses.dtype)
-                return math_ops.div_no_nan(total, count, name="value")
+            return self._weighted(losses, 1.0 if sample_weight is None else sample_weight)
+
+    def _weighted(self, losses: Any, sample_weight: Any) -> Any:
+        """tf_keras' compute_weighted_loss: losses * weight, then summed, then over the
+        number of elements (divide_no_nan, "value")."""
+        with _ops.name_scope("weighted_loss"):
+            weight = convert_to_tensor(sample_weight)
+            if weight.dtype != losses.dtype:
+                weight = math_ops.cast(weight, losses.dtype)
+            if weight.shape.ndims is not None and losses.shape.ndims is not None:
+                while weight.shape.ndims > losses.shape.ndims:
+                    weight = array_ops.squeeze(weight, [-1])
+            weighted = math_ops.multiply(losses, weight)
+            if self.reduction == Reduction.NONE:
+                return weighted
+            total = math_ops.reduce_sum(weighted)
+            if self.reduction == Reduction.SUM:
+                return total
+            with _ops.name_scope("num_elements") as scope:
+                count = math_ops.cast(array_ops.size(weighted, name=scope), weighted.dtype)
+            return math_ops.div_no_nan(math_ops.reduce_sum(total), count, name="value")
 
     def get_config(self) -> dict:
         return {"reduction": self.reduction, "name": self.name}

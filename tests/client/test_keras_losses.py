@@ -1,7 +1,6 @@
-"""tf.keras.losses (function and class forms) and tf.keras.backend basics, client.keras
-against tf_keras in graph mode. Function forms match tf_keras' graph; class forms are
-compared by value (their reduction is built with fewer helper nodes than tf_keras'
-losses_utils: squeeze/expand checks, a broadcast of the sample weight)."""
+"""tf.keras.losses (function and class forms, with and without sample weights) and
+tf.keras.backend basics, client.keras against tf_keras in graph mode: the same GraphDef
+node for node and the same values."""
 
 from __future__ import annotations
 
@@ -52,7 +51,7 @@ def _function_forms(api, keras):
     ]
 
 
-def test_function_forms_graph_and_values():
+def test_function_forms():
     compare(_function_forms, FEEDS)
 
 
@@ -70,7 +69,7 @@ def test_function_forms_graph_and_values():
     ],
 )
 @pytest.mark.parametrize("weighted", [False, True])
-def test_class_forms_values(make, labels, weighted):
+def test_class_forms(make, labels, weighted):
     def build(api, keras):
         logits, onehot, sparse, binary, w = _inputs(api)
         y = {"onehot": onehot, "sparse": sparse, "binary": binary}[labels]
@@ -78,7 +77,7 @@ def test_class_forms_values(make, labels, weighted):
         pred = logits if loss._fn_kwargs.get("from_logits") else api.nn.softmax(logits)
         return loss(y, pred, sample_weight=w if weighted else None)
 
-    compare(build, FEEDS, check_graph=False)
+    compare(build, FEEDS)
 
 
 def test_losses_by_name():

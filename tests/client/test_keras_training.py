@@ -1,12 +1,13 @@
 """A TF1 training program of tf.keras layers and models trained by tf.compat.v1.train's
 Adam in a Session (tests/client/keras_program.py): client + client.keras against
-tensorflow.compat.v1 + tf_keras, step losses and final weights."""
+tensorflow.compat.v1 + tf_keras, the whole graph (gradients and Adam included), step
+losses and final weights."""
 
 from __future__ import annotations
 
 import client
 from tests.client import keras_program
-from tests.client.keras_oracle import assert_close, tf1, tf_real
+from tests.client.keras_oracle import assert_close, build_both, graph_diff, tf1, tf_real
 
 
 def test_training_program_matches_tf_keras():
@@ -35,3 +36,10 @@ def test_replica_device_setter_puts_keras_weights_on_ps():
         ops = {op.name: op for op in g.get_operations()}
     assert ops["sequential/dense/kernel"].device == "/job:ps/task:0"
     assert ops["model/dense_1/MatMul"].device == "/job:worker/task:1"
+
+
+def test_training_program_graph_equals_tf_keras():
+    """Forward, gradients and Adam's update ops, node for node."""
+    (g, _), (t, _) = build_both(lambda api, keras: keras_program.build(api, keras)[:2])
+    diff = graph_diff(g.as_graph_def(), t.as_graph_def())
+    assert diff == [], "\n".join(diff)
