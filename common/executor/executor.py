@@ -188,6 +188,10 @@ class Executor:
             finished.release()
 
         self.run_async(step, done)
+        if result:  # finished inline, the common case: no wait
+            if result[0] is not None:
+                raise result[0]
+            return
         if not finished.acquire(timeout=-1 if timeout is None else max(0.0, timeout)):
             step.abort(
                 DeadlineExceededError(
@@ -226,7 +230,10 @@ class _ExecutorState:
     def start(self) -> None:
         root = self.prop.root
         it0 = root.iterations[0]
-        ready = deque([(i, root, it0, False) for i in self.view.roots])
+        ready: deque = deque()
+        append = ready.append
+        for i in self.view.roots:
+            append((i, root, it0, False))
         it0.outstanding_ops = self.outstanding = len(ready)
         if not ready:
             self._finish()
@@ -265,7 +272,7 @@ class _ExecutorState:
         plans, is_async, expensive, run_dead, deref, fast, out_edges, ctrl_out, consts, cost = (
             view.loop_tables
         )
-        propagate, adjust = self.prop.propagate, self.prop.adjust
+        propagate, cleanup = self.prop.propagate, self.prop.cleanup_iterations
         np_bool, ndarray, costly = np.bool_, np.ndarray, self._costly
         outputs: Any  # a kernel's list, or a trivial node's tuple; None when dead
         popleft, append = ready.popleft, ready.append
@@ -397,10 +404,14 @@ class _ExecutorState:
                 pend[pid] = c
                 if c == 0:
                     append((dst, frame, it, deadc[pid] > 0))
-                else:  # retiring the iteration may start a deferred one: count its nodes
-                    before = len(ready)
-                    adjust(frame, it, -1, ready)
-                    outstanding += len(ready) - before - 1
+                else:  # Propagator.adjust(frame, it, -1) inlined
+                    ops = it.outstanding_ops - 1
+                    it.outstanding_ops = ops
+                    outstanding -= 1
+                    if ops == 0:  # retiring the iteration may start a deferred one
+                        before = len(ready)
+                        cleanup(frame, it, ready)
+                        outstanding += len(ready) - before
             elif fast[i]:  # propagate() inlined for plain nodes with plain consumers
                 pend, deadc, slots = it.pending, it.dead, it.inputs
                 n = 0
@@ -422,10 +433,13 @@ class _ExecutorState:
                     if c == 0:
                         append((dst, frame, it, deadc[pid] > 0))
                         n += 1
-                if n != 1:
-                    before = len(ready)
-                    adjust(frame, it, n - 1, ready)
-                    n += len(ready) - before
+                if n != 1:  # Propagator.adjust(frame, it, n - 1) inlined
+                    ops = it.outstanding_ops + n - 1
+                    it.outstanding_ops = ops
+                    if ops == 0:
+                        before = len(ready)
+                        cleanup(frame, it, ready)
+                        n += len(ready) - before
                 outstanding += n - 1
             else:
                 before = len(ready)
