@@ -40,7 +40,11 @@ DEVICE = "/job:localhost/replica:0/task:0/device:CPU:0"
 
 def _add(g: Graph, name: str, op: str, attrs: dict, inputs: list[Node]) -> Node:
     op_def = registry.lookup_op(op)
-    protos = {k: attr_value.to_proto(v, op_def.attr(k).type) for k, v in attrs.items()}
+    protos = {}
+    for k, v in attrs.items():
+        attr_def = op_def.attr(k)
+        assert attr_def is not None, (op, k)  # the bench's own graphs name known attrs
+        protos[k] = attr_value.to_proto(v, attr_def.type)
     node = g.add_node(name, op, protos, DEVICE)
     for slot, src in enumerate(inputs):
         g.add_edge(src, 0, node, slot)
