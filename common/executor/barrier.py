@@ -19,7 +19,11 @@ from common.errors import OpError, root_error
 
 
 class ExecutorBarrier:
-    """Counts down the parts of one step and keeps their errors in arrival order."""
+    """Counts down the parts of one step and keeps their errors in arrival order.
+
+    `done` and `wake` are threading.Events made only when asked for: most owners learn the
+    end from `on_done` and never wait, and an Event costs microseconds to make (a served
+    step makes a barrier every step). One made after the fact is born set."""
 
     def __init__(
         self,
@@ -32,10 +36,32 @@ class ExecutorBarrier:
         self._errors: list[OpError] = []
         self._on_error = on_error
         self._on_done = on_done
-        self.done = threading.Event()  # every part has reported
-        self.wake = threading.Event()  # the first error, or every part has reported
+        self._finished = False  # every part has reported (under _lock)
+        self._woken = False  # the first error, or finished (under _lock)
+        self._done: threading.Event | None = None
+        self._wake: threading.Event | None = None
         if count == 0:
             self._finish()
+
+    @property
+    def done(self) -> threading.Event:
+        """Set when every part has reported."""
+        with self._lock:
+            if self._done is None:
+                self._done = threading.Event()
+                if self._finished:
+                    self._done.set()
+            return self._done
+
+    @property
+    def wake(self) -> threading.Event:
+        """Set at the first error, or when every part has reported."""
+        with self._lock:
+            if self._wake is None:
+                self._wake = threading.Event()
+                if self._woken:
+                    self._wake.set()
+            return self._wake
 
     def when_done(self, error: OpError | None) -> None:
         """One part finished, with `error` or None."""
@@ -49,15 +75,26 @@ class ExecutorBarrier:
             assert error is not None
             if self._on_error is not None:
                 self._on_error(error)
-            self.wake.set()
+            self._set_woken()
         if last:
             self._finish()
+
+    def _set_woken(self) -> None:
+        with self._lock:
+            self._woken = True
+            wake = self._wake
+        if wake is not None:
+            wake.set()
 
     def _finish(self) -> None:
         if self._on_done is not None:
             self._on_done(self.errors)
-        self.done.set()
-        self.wake.set()
+        with self._lock:
+            self._finished = True
+            done = self._done
+        if done is not None:
+            done.set()
+        self._set_woken()
 
     @property
     def errors(self) -> list[OpError]:

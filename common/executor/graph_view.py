@@ -152,6 +152,41 @@ class GraphView:
             self.fast[i] and not self.is_async[i] and not self.expensive[i] and not self.deref[i]
             for i in range(n)
         ]
+        self.build_plans()
+
+    def build_plans(self) -> None:
+        """What the scheduling loop reads (again after a copy changes computes or trivial,
+        as the traced view does). plans[i] packs node i's static facts in one tuple, read
+        with one index and one unpack where separate lists cost one index each:
+        (trivial kind, plain, first input slot, end of its input slots, compute,
+        number of outputs, name, its inputs' reset value, single edge)."""
+        self.plans = [
+            (
+                self.trivial[i],
+                self.plain[i],
+                self.input_start[i],
+                self.input_start[i] + self.num_inputs[i],
+                self.computes[i],
+                self.num_outputs[i],
+                self.names[i],
+                self.nones[i],
+                self.single_edge[i],
+            )
+            for i in range(len(self.nodes))
+        ]
+        # The rest of the loop's per-node lists, unpacked once per loop entry.
+        self.loop_tables = (
+            self.plans,
+            self.is_async,
+            self.expensive,
+            self.run_dead,
+            self.deref,
+            self.fast,
+            self.out_edges,
+            self.ctrl_out,
+            self.consts,
+            self.cost_estimates,
+        )
 
     # -- structure -----------------------------------------------------------------------
     def _collect_edges(self, index: dict[int, int]) -> None:

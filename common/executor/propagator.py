@@ -231,7 +231,7 @@ class Propagator:
             self.adjust(child, it0, n, ready)
         it0 = child.iterations.get(0)
         if it0 is not None and it0.outstanding_ops == 0:
-            self._cleanup_iterations(child, it0, ready)
+            self.cleanup_iterations(child, it0, ready)
 
     def _propagate_next_iteration(self, i, frame, it, outputs, ready) -> None:
         if it.iter_num == frame.iteration_count:
@@ -285,9 +285,9 @@ class Propagator:
             return
         it.outstanding_ops += delta
         if it.outstanding_ops == 0:
-            self._cleanup_iterations(frame, it, ready)
+            self.cleanup_iterations(frame, it, ready)
 
-    def _cleanup_iterations(self, frame: FrameState, it: IterationState, ready: deque) -> None:
+    def cleanup_iterations(self, frame: FrameState, it: IterationState, ready: deque) -> None:
         """Retire consecutive finished iterations (starting a deferred one for each), then
         the frame itself if it is done."""
         cur = it.iter_num
@@ -315,7 +315,7 @@ class Propagator:
         parent_iter.outstanding_ops += n
         parent_iter.outstanding_frames -= 1
         if parent_iter.outstanding_ops == 0:
-            self._cleanup_iterations(parent, parent_iter, ready)
+            self.cleanup_iterations(parent, parent_iter, ready)
 
     def _propagate_dead_exit(self, i, frame: FrameState, it: IterationState, ready) -> int:
         view = self.view

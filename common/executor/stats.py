@@ -140,6 +140,7 @@ def traced_view(view: GraphView) -> GraphView:
         for i, node in enumerate(view.nodes)
     ]
     traced.trivial = [0] * len(view.nodes)  # every kernel runs, and is recorded
+    traced.build_plans()
     return traced
 
 

@@ -30,19 +30,45 @@ _FP_ERRORS_IGNORED: ContextVar[bool] = ContextVar("flowrt_fp_errors_ignored", de
 fp_errors_ignored = _FP_ERRORS_IGNORED.get
 
 
+def _ignore_all_extobj() -> tuple[Any, Any] | None:
+    """numpy 2's error-state context variable and its all-"ignore" value, made once: what
+    np.errstate(all="ignore") sets, without its ~1 us of argument handling per entry (the
+    executor enters once per scheduling loop, so once or more per step). None when this
+    numpy keeps its error state some other way: np.errstate is then used."""
+    try:
+        from numpy._core import _ufunc_config
+    except ImportError:
+        return None
+    var = getattr(_ufunc_config, "_extobj_contextvar", None)
+    make = getattr(_ufunc_config, "_make_extobj", None)
+    if var is None or make is None:
+        return None
+    return var, make(all="ignore")
+
+
+_IGNORE_ALL = _ignore_all_extobj()
+
+
 class FpErrorsIgnored:
     """Context manager: np.errstate(all="ignore") plus the `fp_errors_ignored()` flag."""
 
     __slots__ = ("_errstate", "_token")
 
     def __enter__(self) -> None:
-        self._errstate = np.errstate(all="ignore")
-        self._errstate.__enter__()
+        if _IGNORE_ALL is not None:
+            var, extobj = _IGNORE_ALL
+            self._errstate = var.set(extobj)  # a token, reset on exit
+        else:
+            self._errstate = np.errstate(all="ignore")
+            self._errstate.__enter__()
         self._token = _FP_ERRORS_IGNORED.set(True)
 
     def __exit__(self, *exc: Any) -> None:
         _FP_ERRORS_IGNORED.reset(self._token)
-        self._errstate.__exit__(*exc)
+        if _IGNORE_ALL is not None:
+            _IGNORE_ALL[0].reset(self._errstate)
+        else:
+            self._errstate.__exit__(*exc)
 
 
 def shape_str(shape: Sequence[int]) -> str:

@@ -82,3 +82,25 @@ def test_barrier_counts_parts_reporting_from_many_threads() -> None:
     for t in threads:
         t.join()
     assert barrier.done.is_set() and len(aborted) == 1 and len(barrier.errors) == 32
+
+
+def test_barrier_events_asked_for_late_are_born_set() -> None:
+    # The events are made only when somebody asks (a served step never does): one asked
+    # for after the fact must not miss it.
+    barrier = ExecutorBarrier(2)
+    barrier.when_done(InvalidArgumentError("cause"))
+    assert barrier.wake.is_set() and not barrier.done.is_set()
+    barrier.when_done(None)
+    assert barrier.done.is_set()
+    late = ExecutorBarrier(1)
+    late.when_done(None)
+    assert late.done.is_set() and late.wake.is_set()
+
+
+def test_barrier_wakes_a_waiter_on_another_thread() -> None:
+    barrier = ExecutorBarrier(1)
+    done = barrier.done  # asked for before the part reports
+    reporter = threading.Timer(0.05, barrier.when_done, args=(None,))
+    reporter.start()
+    assert done.wait(10.0) and barrier.wake.is_set()
+    reporter.join()
