@@ -49,11 +49,9 @@ class BatchNormalization(Layer):
         **kwargs: Any,
     ) -> None:
         super().__init__(trainable=trainable, name=name, **kwargs)
-        if virtual_batch_size is not None or adjustment is not None:
-            raise ValueError(
-                "BatchNormalization: virtual_batch_size and adjustment are not "
-                "supported by this client"
-            )
+        if adjustment is not None:
+            raise ValueError("BatchNormalization: adjustment is not supported by this client")
+        self.virtual_batch_size = virtual_batch_size
         self.renorm = renorm
         if renorm:
             self.renorm_clipping = batch_renorm.check_clipping(renorm_clipping)
@@ -76,7 +74,19 @@ class BatchNormalization(Layer):
             raise ValueError(f"Input has undefined rank. Received: input_shape={input_shape}.")
         axis = self.axis % ndims
         self._axis = axis
-        if self.renorm:  # TF 1.x layers fall back to the unfused graph, fused=True or not
+        vbs = self.virtual_batch_size
+        if vbs is not None:
+            if vbs <= 0:
+                raise ValueError(
+                    "`virtual_batch_size` must be a positive integer that divides the true "
+                    f"batch size of the input tensor. Received: virtual_batch_size={vbs}"
+                )
+            if axis == 0:
+                raise ValueError(
+                    "When using `virtual_batch_size`, the batch dimension must be 0 and thus "
+                    f"axis cannot include 0. Received axis=[{axis}]"
+                )
+        if self.renorm or vbs is not None:  # TF 1.x layers fall back to the unfused graph
             self.fused = False
         elif self.fused is None:
             self.fused = ndims == 4 and axis in (1, 3)
@@ -86,6 +96,12 @@ class BatchNormalization(Layer):
         if dim is None:
             raise ValueError(f"Axis {self.axis} of input tensor should have a defined dimension")
         shape = [int(dim)]
+        if vbs is not None:
+            # tf_keras: the parameters span the input's rank, plus the virtual batch
+            # dimension inserted at 1 (so the channel axis moves one on).
+            shape = [int(dim) if i == axis else 1 for i in range(ndims)]
+            shape.insert(1, 1)
+            self._axis = axis + 1
         dt = self.dtype if self.dtype not in (dtypes.float16, dtypes.bfloat16) else dtypes.float32
         self.gamma = (
             self.add_weight("gamma", shape, dt, self.gamma_initializer, self.gamma_regularizer)
@@ -128,23 +144,40 @@ class BatchNormalization(Layer):
 
     def call(self, inputs: Any, training: Any = False) -> Any:
         inputs = convert_to_tensor(inputs)
-        if isinstance(training, (bool, np.bool_)):
-            return self._call(inputs, bool(training))
-        training = convert_to_tensor(training)
-        return control_flow_ops.cond(
-            training, lambda: self._call(inputs, True), lambda: self._call(inputs, False)
-        )
+        is_constant = isinstance(training, (bool, np.bool_))
+        original_shape = None
+        if self.virtual_batch_size is not None:
+            # Ghost batch norm as tf_keras: [virtual_batch_size, -1, ...] in training
+            # ([-1, 1, ...] otherwise, and for a training tensor, as TF 2.x does).
+            original_shape = array_ops.shape(inputs)
+            original_shape = array_ops.concat([constant([-1]), original_shape[1:]], axis=0)
+            leading = [self.virtual_batch_size, -1] if is_constant and training else [-1, 1]
+            expanded = array_ops.concat([constant(leading), original_shape[1:]], axis=0)
+            inputs = array_ops.reshape(inputs, expanded)
+        if is_constant:
+            outputs = self._call(inputs, bool(training))
+        else:
+            training = convert_to_tensor(training)
+            outputs = control_flow_ops.cond(
+                training, lambda: self._call(inputs, True), lambda: self._call(inputs, False)
+            )
+        if original_shape is not None:
+            outputs = array_ops.reshape(outputs, original_shape)
+        return outputs
 
     def _call(self, inputs: Any, training: bool) -> Any:
         if self.fused:
             return self._fused(inputs, training)
         ndims = inputs.shape.ndims
         reduction_axes = [i for i in range(ndims) if i != self._axis]
+        virtual = self.virtual_batch_size is not None
+        if virtual:
+            del reduction_axes[1]  # not across the virtual batches
         broadcast = [1] * ndims
         broadcast[self._axis] = int(inputs.shape[self._axis])
 
         def bcast(v: Any) -> Any:
-            if v is None or self._axis == ndims - 1:
+            if v is None or v.shape.ndims == ndims or reduction_axes == list(range(ndims - 1)):
                 return v
             return array_ops.reshape(v, broadcast)
 
@@ -154,8 +187,11 @@ class BatchNormalization(Layer):
             return batch_normalization(
                 inputs, bcast(mean), bcast(variance), offset, scale, self.epsilon
             )
-        mean, variance = nn_ops.moments(inputs, reduction_axes)
+        mean, variance = nn_ops.moments(inputs, reduction_axes, keepdims=virtual)
         new_mean, new_variance = mean, variance
+        if virtual:  # one update from the virtual batches' mean statistics, as tf_keras
+            new_mean = math_ops.reduce_mean(mean, axis=1, keepdims=True)
+            new_variance = math_ops.reduce_mean(variance, axis=1, keepdims=True)
         if self.renorm:
             r, d, new_mean, new_variance = batch_renorm.correction_and_moments(self, mean, variance)
             r = bcast(array_ops.stop_gradient(r, name="renorm_r"))
