@@ -11,7 +11,8 @@ from typing import Any
 
 from client.framework import ops as _ops
 from client.framework.op_builder import apply_op
-from client.ops import array_ops, math_ops, nn_ops
+from client.ops import array_ops, math_ops, nn_ops, state_ops
+from client.ops.ref_variable import is_ref
 
 CLIPPING_KEYS = ("rmax", "rmin", "dmax")
 
@@ -84,6 +85,11 @@ def update_variance(layer: Any, new_variance: Any) -> Any:
     update = layer._assign_moving_average(
         stddev, math_ops.sqrt(new_variance + layer.epsilon), layer.momentum
     )
+    if is_ref(stddev):  # tf_keras' ref path: the AssignSub's value, then an Assign
+        value = nn_ops.relu(update * update - layer.epsilon)
+        variable = layer.moving_variance
+        with _ops.name_scope(None, "AssignNewValue") as scope, _ops.colocate_with(variable):
+            return state_ops.assign(variable, value, name=scope)
     # TF's assign_sub returns an unread variable: each use of it reads after the update.
     with _ops.control_dependencies([update]):
         left = stddev._read_variable_op()
