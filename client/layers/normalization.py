@@ -165,14 +165,8 @@ class BatchNormalization(Layer):
                 is_constant, training = True, bool(known)
         if is_constant:
             outputs = self._call(inputs, bool(training))
-        elif not self.renorm:  # tf_keras: one cond per quantity
+        else:  # tf_keras: one cond per quantity
             outputs = self._call(inputs, training)
-        else:
-            # Batch renorm under a training tensor: one cond around both graphs (the
-            # same values as tf_keras' per-quantity conds, other node names).
-            outputs = control_flow_ops.cond(
-                training, lambda: self._call(inputs, True), lambda: self._call(inputs, False)
-            )
         if original_shape is not None:
             outputs = array_ops.reshape(outputs, original_shape)
         return outputs
@@ -233,14 +227,14 @@ class BatchNormalization(Layer):
             new_variance = math_ops.reduce_mean(variance, axis=1, keepdims=True)
         if self.renorm:
             r, d, new_mean, new_variance = batch_renorm.correction_and_moments(
-                self, new_mean, new_variance
+                self, new_mean, new_variance, training
             )
             r = bcast(array_ops.stop_gradient(r, name="renorm_r"))
             d = bcast(array_ops.stop_gradient(d, name="renorm_d"))
             scale, offset = batch_renorm.compose(r, d, scale, offset)
         self.add_update(self._update(self.moving_mean, new_mean, training))
         if self.renorm:
-            self.add_update(batch_renorm.update_variance(self, new_variance))
+            self.add_update(batch_renorm.update_variance(self, new_variance, training))
         else:
             self.add_update(self._update(self.moving_variance, new_variance, training))
         return batch_normalization(

@@ -358,6 +358,19 @@ def ones_like(
         return out
 
 
+def ones_like_v2(input: Any, dtype: Any = None, name: str | None = None) -> Any:
+    """tf.ones_like (TF 2's array_like_impl): ones of the static shape when it is fully
+    defined (a Const), else OnesLike (or ones of the dynamic Shape for another dtype)."""
+    with _ops.name_scope(name, "ones_like", [input]) as scope:
+        tensor = convert_to_tensor(input, name="input")
+        static = tensor.shape
+        if static.is_fully_defined() and tensor.dtype != dtypes.variant:
+            return ones(static.as_list(), dtype=dtype or tensor.dtype, name=scope)
+        if dtype is not None and dtypes.as_dtype(dtype) != tensor.dtype:
+            return ones(shape(tensor), dtype=dtype, name=scope)
+        return _out(apply_op("OnesLike", [tensor], {}, scope))
+
+
 def one_hot(
     indices: Any,
     depth: Any,

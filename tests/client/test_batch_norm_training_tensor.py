@@ -3,7 +3,8 @@ control flow, as a TF1 program after disable_v2_behavior()): as tf_keras' smart_
 one cond per training-dependent quantity (the batch or moving mean and variance, each
 moving-average update; fused: the FusedBatchNorm op and the momentum), so the graph
 matches TensorFlow's node for node, with resource and reference variables and virtual
-batches, and outputs, updates and gradients equal TensorFlow's."""
+batches and batch renorm (r and d, the renorm averages' updates), and outputs, updates
+and gradients equal TensorFlow's."""
 
 from __future__ import annotations
 
@@ -25,6 +26,8 @@ CASES = {
     "fused_nchw_ref": ((4, 3, 2, 2), {"axis": 1, "fused": True}, True),
     "virtual_batch": ((8, 3), {"virtual_batch_size": 2}, False),
     "virtual_batch_ref": ((8, 2, 3), {"virtual_batch_size": 4}, True),
+    "renorm": ((8, 3), {"renorm": True, "renorm_clipping": {"rmax": 2.0, "dmax": 1.0}}, False),
+    "renorm_ref_4d": ((4, 2, 2, 3), {"renorm": True, "renorm_momentum": 0.5}, True),
 }
 
 
