@@ -94,3 +94,6 @@ from client.ops.probe_gaps_data import conv1d  # noqa: E402, F401
 
 # isort: split
 from client.ops.nn_space_to_batch import with_space_to_batch  # noqa: E402, F401
+
+# isort: split
+from client.ops.nn_convolution import convolution, pool  # noqa: E402, F401

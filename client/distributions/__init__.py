@@ -1,6 +1,6 @@
 """Client API: tf.compat.v1.distributions (deprecated in TF, still used by TF1 programs):
 Normal, Bernoulli, Categorical, Uniform, Beta, Gamma, Exponential, Laplace, Multinomial,
-Dirichlet, StudentT and kl_divergence between the pairs TF registers."""
+Dirichlet, DirichletMultinomial, StudentT and kl_divergence between the pairs TF registers."""
 
 from client.distributions.continuous import (
     Exponential,
@@ -11,6 +11,7 @@ from client.distributions.continuous import (
     kl_gamma_gamma,
     kl_normal_normal,
 )
+from client.distributions.dirichlet_multinomial import DirichletMultinomial
 from client.distributions.discrete import (
     Bernoulli,
     Categorical,
@@ -48,6 +49,7 @@ __all__ = [
     "Beta",
     "Categorical",
     "Dirichlet",
+    "DirichletMultinomial",
     "Distribution",
     "Exponential",
     "FULLY_REPARAMETERIZED",

@@ -12,6 +12,7 @@ from client.distributions.util import (
     embed_check_integer_casting_closed,
     embed_check_nonnegative_integer_form,
     get_logits_and_probs,
+    log_combinations,
 )
 from client.framework import dtypes
 from client.framework import ops as _ops
@@ -284,14 +285,7 @@ class Multinomial(Distribution):
 
     def _log_normalization(self, counts: Any) -> Any:
         counts = self._maybe_assert_valid_sample(counts)
-        with _ops.name_scope("log_combinations", values=[self.total_count, counts]):
-            n = convert_to_tensor(self.total_count, name="n")
-            counts = convert_to_tensor(counts, name="counts")
-            total_permutations = math_ops.lgamma(n + 1)
-            counts_factorial = math_ops.lgamma(counts + 1)
-            redundant = math_ops.reduce_sum(counts_factorial, axis=[-1])
-            log_combinations = total_permutations - redundant
-        return -log_combinations
+        return -log_combinations(self.total_count, counts)
 
     def _maybe_assert_valid_sample(self, counts: Any) -> Any:
         """With validate_args: counts non-negative integers summing to total_count."""

@@ -237,6 +237,10 @@ class Distribution:
             except NotImplementedError:
                 return math_ops.square(self._stddev())
 
+    def covariance(self, name: str = "covariance") -> Any:
+        with self._name_scope(name):
+            return self._covariance()
+
     def stddev(self, name: str = "stddev") -> Any:
         with self._name_scope(name):
             try:
@@ -261,6 +265,7 @@ class Distribution:
 
     _log_prob = _prob = _log_cdf = _cdf = _survival_function = _quantile = _not_implemented
     _entropy = _mean = _mode = _variance = _stddev = _sample_n = _not_implemented
+    _covariance = _not_implemented
     _batch_shape_tensor = _not_implemented
 
     def _batch_shape(self) -> TensorShape:

@@ -208,3 +208,14 @@ def embed_check_categorical_event_shape(
             ),
         ]
         return with_dependencies(checks, x)
+
+
+def log_combinations(n: Any, counts: Any, name: str = "log_combinations") -> Any:
+    """log(n! / prod(counts!)), the multinomial coefficient over the last axis of counts."""
+    with _ops.name_scope(name, values=[n, counts]):
+        n = convert_to_tensor(n, name="n")
+        counts = convert_to_tensor(counts, name="counts")
+        total_permutations = math_ops.lgamma(n + 1)
+        counts_factorial = math_ops.lgamma(counts + 1)
+        redundant_permutations = math_ops.reduce_sum(counts_factorial, axis=[-1])
+        return total_permutations - redundant_permutations

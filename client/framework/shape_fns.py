@@ -1006,6 +1006,10 @@ def _pool(op: Any) -> list[Any]:
     k, st = _attr(op, "ksize"), _attr(op, "strides")
     pad = _attr(op, "padding")
     pad = pad.decode() if isinstance(pad, bytes) else pad
+    if _attr(op, "data_format") in (b"NCHW", "NCHW"):
+        n, c, h, w = x.as_list()
+        oh, ow = _conv_out(h, k[2], st[2], pad), _conv_out(w, k[3], st[3], pad)
+        return [TensorShape([n, c, oh, ow])]
     n, h, w, c = x.as_list()
     return [TensorShape([n, _conv_out(h, k[1], st[1], pad), _conv_out(w, k[2], st[2], pad), c])]
 

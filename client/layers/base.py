@@ -95,6 +95,9 @@ class Layer:
         return list(self._losses)
 
     def add_update(self, update: Any) -> None:
+        # As tf_keras' v1 layers: a tensor's op is the update (UPDATE_OPS holds ops).
+        if not isinstance(update, _ops.Operation) and hasattr(update, "op"):
+            update = update.op
         self._updates.append(update)
 
     def add_weight(

@@ -10,8 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from client.framework import ops as _ops
-from client.framework.op_builder import apply_op
-from client.ops import array_ops, math_ops, nn_ops
+from client.framework.op_builder import apply_op, convert_to_tensor
+from client.ops import array_ops, control_flow_ops, math_ops, nn_ops, state_ops
+from client.ops.ref_variable import is_ref
 
 CLIPPING_KEYS = ("rmax", "rmin", "dmax")
 
@@ -41,7 +42,9 @@ def add_renorm_weights(layer: Any, shape: list[int], dtype: Any) -> None:
     layer.renorm_stddev = weight("renorm_stddev", stddev_initializer)
 
 
-def correction_and_moments(layer: Any, mean: Any, variance: Any) -> tuple[Any, Any, Any, Any]:
+def correction_and_moments(
+    layer: Any, mean: Any, variance: Any, training: Any = True
+) -> tuple[Any, Any, Any, Any]:
     """tf_keras's _renorm_correction_and_moments in training: (r, d, mean, variance), the
     last two carrying control dependencies on the renorm averages' updates, which use the
     batch's moments after r and d have read the averages."""
@@ -60,12 +63,42 @@ def correction_and_moments(layer: Any, mean: Any, variance: Any) -> tuple[Any, A
     if clip.get("dmax") is not None:
         d = math_ops.maximum(d, -clip["dmax"])
         d = math_ops.minimum(d, clip["dmax"])
+    if training is not True:  # r = 1, d = 0 when not training; tf_keras' conds
+        r_value, d_value = r, d
+        r = control_flow_ops.cond(
+            training, lambda: r_value, lambda: array_ops.ones_like_v2(r_value)
+        )
+        d = control_flow_ops.cond(training, lambda: d_value, lambda: array_ops.zeros_like(d_value))
     updates = [
-        layer._assign_moving_average(var, array_ops.identity(value), layer.renorm_momentum)
+        update_renorm_variable(layer, var, value, training)
         for var, value in ((layer.renorm_mean, mean), (layer.renorm_stddev, stddev))
     ]
     with _ops.control_dependencies(updates):
         return r, d, array_ops.identity(mean), array_ops.identity(variance)
+
+
+def update_renorm_variable(layer: Any, variable: Any, value: Any, training: Any) -> Any:
+    """tf_keras' _update_renorm_variable: the renorm average's update, under a training
+    tensor a cond whose false branch is the variable's Identity."""
+    value = array_ops.identity(value)
+    if training is True:
+        return layer._assign_moving_average(variable, value, layer.renorm_momentum)
+    return control_flow_ops.cond(
+        training,
+        lambda: _read_after(
+            variable, layer._assign_moving_average(variable, value, layer.renorm_momentum)
+        ),
+        lambda: array_ops.identity(variable),
+    )
+
+
+def _read_after(variable: Any, update: Any) -> Any:
+    """A cond branch's value of an update: TF's _UnreadVariable converted (a read after
+    it) for a resource variable, the update's own value for a reference."""
+    if is_ref(variable):
+        return update
+    with _ops.control_dependencies([update]):
+        return variable._read_variable_op()
 
 
 def compose(r: Any, d: Any, scale: Any, offset: Any) -> tuple[Any, Any]:
@@ -77,13 +110,31 @@ def compose(r: Any, d: Any, scale: Any, offset: Any) -> tuple[Any, Any]:
     return r, d
 
 
-def update_variance(layer: Any, new_variance: Any) -> Any:
+def update_variance(layer: Any, new_variance: Any, training: Any = True) -> Any:
+    """The moving_variance update of renorm; under a training tensor a cond whose false
+    branch reads moving_variance (tf_keras' variance_update)."""
+    if training is True:
+        return _update_variance(layer, new_variance)
+    variable = layer.moving_variance
+    return control_flow_ops.cond(
+        training,
+        lambda: _read_after(variable, _update_variance(layer, new_variance)),
+        lambda: convert_to_tensor(variable),
+    )
+
+
+def _update_variance(layer: Any, new_variance: Any) -> Any:
     """moving_stddev moves toward sqrt(variance + epsilon); moving_variance is then set to
     relu(moving_stddev^2 - epsilon) ("AssignNewValue"). Returns that assignment."""
     stddev = layer.moving_stddev
     update = layer._assign_moving_average(
         stddev, math_ops.sqrt(new_variance + layer.epsilon), layer.momentum
     )
+    if is_ref(stddev):  # tf_keras' ref path: the AssignSub's value, then an Assign
+        value = nn_ops.relu(update * update - layer.epsilon)
+        variable = layer.moving_variance
+        with _ops.name_scope(None, "AssignNewValue") as scope, _ops.colocate_with(variable):
+            return state_ops.assign(variable, value, name=scope)
     # TF's assign_sub returns an unread variable: each use of it reads after the update.
     with _ops.control_dependencies([update]):
         left = stddev._read_variable_op()

@@ -358,6 +358,19 @@ def ones_like(
         return out
 
 
+def ones_like_v2(input: Any, dtype: Any = None, name: str | None = None) -> Any:
+    """tf.ones_like (TF 2's array_like_impl): ones of the static shape when it is fully
+    defined (a Const), else OnesLike (or ones of the dynamic Shape for another dtype)."""
+    with _ops.name_scope(name, "ones_like", [input]) as scope:
+        tensor = convert_to_tensor(input, name="input")
+        static = tensor.shape
+        if static.is_fully_defined() and tensor.dtype != dtypes.variant:
+            return ones(static.as_list(), dtype=dtype or tensor.dtype, name=scope)
+        if dtype is not None and dtypes.as_dtype(dtype) != tensor.dtype:
+            return ones(shape(tensor), dtype=dtype, name=scope)
+        return _out(apply_op("OnesLike", [tensor], {}, scope))
+
+
 def one_hot(
     indices: Any,
     depth: Any,
@@ -367,18 +380,24 @@ def one_hot(
     dtype: Any = None,
     name: str | None = None,
 ) -> Any:
-    dt = dtypes.as_dtype(dtype or dtypes.float32)
-    with _ops.name_scope(name, "one_hot", [indices]) as scope:
-        on = convert_to_tensor(1 if on_value is None else on_value, dtype=dt)
-        off = convert_to_tensor(0 if off_value is None else off_value, dtype=dt)
-        return _out(
-            apply_op(
-                "OneHot",
-                [indices, convert_to_tensor(depth, dtypes.int32), on, off],
-                {"axis": -1 if axis is None else axis},
-                scope,
-            )
+    # As TF: given on/off values are converted unnamed (Const), defaults are named
+    # "on_value" / "off_value", and a Python depth becomes the OneHot's "depth" input.
+    with _ops.name_scope(name, "one_hot", [indices, depth, on_value, off_value]) as scope:
+        on = None if on_value is None else convert_to_tensor(on_value, dtype=dtype)
+        off = None if off_value is None else convert_to_tensor(off_value, dtype=dtype)
+        dt = dtypes.as_dtype(
+            dtype
+            or (on.dtype if on is not None else off.dtype if off is not None else None)
+            or dtypes.float32
         )
+        if on is None:
+            on = convert_to_tensor(1, dtype=dt, name="on_value")
+        if off is None:
+            off = convert_to_tensor(0, dtype=dt, name="off_value")
+        if not isinstance(depth, _ops.Tensor):
+            depth = np.asarray(depth, np.int32)
+        attrs = {"axis": -1 if axis is None else axis}
+        return _out(apply_op("OneHot", [indices, depth, on, off], attrs, scope))
 
 
 def reverse(tensor: Any, axis: Any, name: str | None = None) -> Any:

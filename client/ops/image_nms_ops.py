@@ -5,8 +5,9 @@ image_ops_impl.py builds them: the same ops and node names, with TF's shape func
 
 non_max_suppression_padded is the one exception: TF 2.x builds it as a call of a
 tf.function (a tiled, batched NMS in plain ops); here it is the NonMaxSuppressionV4
-kernel, one per image when the boxes are batched (batch dimensions known while building):
-the same selection and padding, other nodes. Graph building; not thread-safe.
+kernel, one per image when the boxes are batched with batch dimensions known while
+building (the same selection and padding, other nodes), and TF's tiled algorithm itself
+(image_nms_padded) when they are known only at run time. Graph building; not thread-safe.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from client.framework.gradient_registry import NotDifferentiable
 from client.framework.op_builder import apply_op, convert_to_tensor
 from client.framework.tensor_shape import TensorShape
 from client.ops import array_ops
+from client.ops.image_nms_padded import non_max_suppression_padded_v2
 
 _NEG_INF = float("-inf")
 
@@ -200,9 +202,8 @@ def non_max_suppression_padded(
 ) -> tuple[_ops.Tensor, _ops.Tensor]:  # fmt: skip
     """tf.image.non_max_suppression_padded: (selected indices, padded with zeros to
     max_output_size when asked or batched, and the number of valid ones per image).
-    sorted_input, canonicalized_coordinates and tile_size only tune TF's batched
-    implementation; the selection does not depend on them."""
-    del sorted_input, canonicalized_coordinates, tile_size
+    sorted_input, canonicalized_coordinates and tile_size tune TF's tiled algorithm, used
+    for batch dimensions unknown while building."""
     with _ops.name_scope(name, "non_max_suppression_padded"):
         boxes = convert_to_tensor(boxes, name="boxes")
         rank = boxes.shape.ndims
@@ -219,20 +220,23 @@ def non_max_suppression_padded(
                 "NonMaxSuppressionV4", [boxes, scores, max_output_size, iou, score], attrs
             )
             return op.outputs[0], op.outputs[1]
+        if any(d is None for d in boxes.shape.as_list()[:-2]):
+            idx, valid = non_max_suppression_padded_v2(
+                boxes, scores, max_output_size, iou, score_threshold,
+                sorted_input, canonicalized_coordinates, tile_size,
+            )  # fmt: skip
+            out_shape = array_ops.concat(
+                [array_ops.shape(boxes)[:-2], array_ops.expand_dims(max_output_size, 0)], 0
+            )
+            return array_ops.reshape(idx, out_shape), valid
         return _padded_batch(boxes, scores, max_output_size, iou, score)
 
 
 def _padded_batch(boxes: Any, scores: Any, max_output_size: Any, iou: Any,
                   score: Any) -> tuple[_ops.Tensor, _ops.Tensor]:  # fmt: skip
-    """Batched boxes [..., num_boxes, 4]: one padded V4 per image (the batch dimensions
-    must be known while building the graph), restacked to [..., max_output_size] and
-    [...]."""
+    """Batched boxes [..., num_boxes, 4], batch dimensions known while building: one
+    padded V4 per image, restacked to [..., max_output_size] and [...]."""
     batch_dims = boxes.shape.as_list()[:-2]
-    if any(d is None for d in batch_dims):
-        raise NotImplementedError(
-            "non_max_suppression_padded: batched boxes need known batch dimensions here, "
-            f"got shape {boxes.shape}"
-        )
     count = int(np.prod(batch_dims))
     flat_boxes = array_ops.reshape(
         boxes, array_ops.concat([[count], array_ops.shape(boxes)[-2:]], 0)

@@ -482,5 +482,7 @@ def get_sequence(v: Any, n: int, channel_index: int, name: str) -> list[int]:
     if len(v) == 1:
         v = v * n
     elif len(v) != n:
-        raise ValueError(f"{name} should be of length 1, {n} or {n + 2}. Received: {name}={v}")
+        raise ValueError(
+            f"{name} should be of length 1, {n} or {n + 2}. Received: {name}={v} of length {len(v)}"
+        )
     return [1, 1, *v] if channel_index == 1 else [1, *v, 1]

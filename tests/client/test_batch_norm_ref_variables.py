@@ -67,8 +67,8 @@ def _run(tf, fused: bool):
 
 
 def _updates(gd) -> list:
-    """The moving-average updates: (op, colocation). Not their names: our layer puts the
-    training branch under one cond where tf_keras makes a cond per quantity."""
+    """The moving-average updates: (op, colocation); node names are compared by
+    test_batch_norm_training_tensor.py."""
     return sorted((n.op, list(n.attr["_class"].list.s)) for n in gd.node if n.op == "AssignSub")
 
 

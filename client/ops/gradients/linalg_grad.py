@@ -1,7 +1,8 @@
 """Client, gradients: linear algebra ops (TensorFlow's linalg_grad.py, and the matrix
 band/diagonal and Cross rules of its array_grad.py and math_grad.py): MatrixInverse,
 MatrixDeterminant, LogMatrixDeterminant, MatrixSolve, MatrixTriangularSolve,
-MatrixBandPart, MatrixDiagV3, MatrixDiagPartV3, Diag, DiagPart, Cross, built as TF builds them."""
+MatrixBandPart, MatrixDiagV3, MatrixDiagPartV3, MatrixSetDiagV3, Diag, DiagPart, Cross,
+built as TF builds them."""
 
 from __future__ import annotations
 
@@ -117,6 +118,38 @@ def _matrix_diag_part_v3_grad(op: Any, grad: Any) -> Any:
         return diag, None, None
     zeros = array_ops.zeros_like(op.inputs[0])
     return linalg_ops.matrix_set_diag(zeros, grad, k=op.inputs[1], align=align), None, None
+
+
+@RegisterGradient("MatrixSetDiagV3")
+def _matrix_set_diag_v3_grad(op: Any, grad: Any) -> Any:
+    """The input's gradient with the set diagonals zeroed, the diagonals' gradient read
+    off them; an unknown diagonal shape is computed from k as TF does (two conds)."""
+    from client.framework.op_builder import convert_to_tensor
+    from client.ops import control_flow_ops
+
+    diag_shape: Any = op.inputs[1].shape
+    align = op.get_attr("align")
+    align = align.decode() if isinstance(align, bytes) else align
+    if not diag_shape.is_fully_defined():
+        grad_shape = array_ops.shape(grad)
+        batch_shape, matrix_shape = grad_shape[:-2], grad_shape[-2:]
+        diag_index = array_ops.reshape(op.inputs[2], [-1])
+        d_lower, d_upper = diag_index[0], diag_index[-1]
+        y_offset = control_flow_ops.cond(math_ops.less(d_upper, 0), lambda: d_upper, lambda: 0)
+        x_offset = control_flow_ops.cond(math_ops.greater(d_lower, 0), lambda: -d_lower, lambda: 0)
+        max_diag_len = math_ops.minimum(matrix_shape[0] + y_offset, matrix_shape[1] + x_offset)
+        postfix = control_flow_ops.cond(
+            math_ops.equal(d_lower, d_upper),
+            lambda: convert_to_tensor([max_diag_len]),
+            lambda: convert_to_tensor([d_upper - d_lower + 1, max_diag_len]),
+        )
+        diag_shape = array_ops.concat([batch_shape, postfix], 0)
+    else:
+        diag_shape = diag_shape.as_list()
+    zeros = array_ops.zeros(diag_shape, dtype=grad.dtype)
+    grad_input = linalg_ops.matrix_set_diag(grad, zeros, k=op.inputs[2], align=align)
+    grad_diag = linalg_ops.matrix_diag_part(grad, k=op.inputs[2], align=align)
+    return grad_input, grad_diag, None
 
 
 @RegisterGradient("Diag")
