@@ -34,9 +34,11 @@ def dcgan_conv_transpose(tf: Any, target: str) -> Any:
 
         def generator(z: Any) -> Any:
             with tf.variable_scope("generator"):
-                h = tf.reshape(tf.layers.dense(z, 2 * 2 * 8), [-1, 2, 2, 8])
+                # No biases before batch norm: their gradients are float noise, which
+                # Adam would turn into full-size steps (and runs would differ).
+                h = tf.reshape(tf.layers.dense(z, 2 * 2 * 8, use_bias=False), [-1, 2, 2, 8])
                 h = tf.nn.relu(tf.layers.batch_normalization(h, training=training))
-                h = tf.layers.conv2d_transpose(h, 4, 5, strides=2, padding="same")
+                h = tf.layers.conv2d_transpose(h, 4, 5, 2, padding="same", use_bias=False)
                 h = tf.nn.relu(tf.layers.batch_normalization(h, training=training))
                 w = tf.get_variable(
                     "w_out", [5, 5, 1, 4], initializer=tf.truncated_normal_initializer(stddev=0.1)
