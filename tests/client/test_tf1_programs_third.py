@@ -248,3 +248,45 @@ def test_custom_gradient_refuses_keyword_arguments():
 
     theirs, ours = _both(build)
     assert ours == theirs
+
+
+def _loss_averages(tf, with_variable=True):
+    w = tf.Variable([1.0, -2.0], name="w")
+    x = tf.placeholder(tf.float32, [None, 2], name="x")
+    loss = tf.reduce_mean(tf.square(x * w), name="loss")
+    decay = tf.multiply(tf.nn.l2_loss(w), 0.01, name="weight_loss")
+    per_row = tf.reshape(tf.reduce_sum(x * w, axis=1)[:2], [2], name="per_row")
+    ema = tf.train.ExponentialMovingAverage(0.9, name="avg")
+    # The CIFAR-10 tutorial's loss averages: tensors, not variables.
+    update = ema.apply([loss, decay, per_row] + ([w] if with_variable else []))
+    with tf.control_dependencies([update]):
+        total = tf.identity(loss + decay, name="total")
+    averages = [ema.average(t) for t in (loss, decay, per_row)]
+    return total, averages, ema.average_name(loss), ema.variables_to_restore()
+
+
+def test_moving_average_of_tensors_builds_tensorflows_graph():
+    ours, theirs = build_both(lambda tf: _loss_averages(tf, with_variable=False)[:2])
+    assert graph_diff(ours, theirs) == []
+
+
+def test_moving_average_of_an_unknown_shape_is_refused():
+    with client.Graph().as_default():
+        x = client.placeholder(client.float32, [None])
+        with pytest.raises(NotImplementedError, match="unknown shape"):
+            client.train.ExponentialMovingAverage(0.9).apply([x * 2.0])
+
+
+def test_moving_average_of_tensors_matches_tensorflow():
+    def build(tf):
+        total, averages, name, to_restore = _loss_averages(tf)
+        feed = {"x:0": [[1.0, 2.0], [0.5, -1.0]]}
+
+        def steps(sess):
+            out = [sess.run(total, feed) for _ in range(3)]
+            return out, sess.run(averages, feed), name, sorted(to_restore)
+
+        return steps
+
+    ours, theirs, _, _ = run_both(build)
+    assert_close(ours, theirs, rtol=1e-6, atol=1e-6)
