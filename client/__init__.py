@@ -74,6 +74,7 @@ from client.ops.array_ops import (  # noqa: F401
     fill,
     gather,
     identity,
+    identity_n,
     newaxis,
     one_hot,
     ones,
@@ -910,6 +911,7 @@ ragged.range = _ragged_factory_ops.range
 ragged.map_flat_values = _ragged_functional_ops.map_flat_values
 
 # isort: split
+from client.ops.custom_gradient import custom_gradient  # noqa: E402,F401
 from client.training.monitored_session import (  # noqa: E402, F401  (tf.report_uninitialized_variables)
     report_uninitialized_variables,
 )

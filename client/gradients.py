@@ -277,7 +277,8 @@ def _aggregated_grads(grads: dict[Any, list[list[Any]]], op: Any) -> list[Any]:
 
 
 def _call_grad_fn(op: Any, out_grads: list[Any], gate: bool = False) -> list[Any]:
-    op_type = op.graph._gradient_override_map.get(op.type, op.type)
+    mapped = op._attrs.get("_gradient_op_type")
+    op_type = mapped.s.decode() if mapped is not None else op.type
     if op_type in NOT_DIFFERENTIABLE:
         return [None] * len(op._inputs)
     fn = GRADIENTS.get(op_type)

@@ -1,6 +1,6 @@
 """How many whole TF1 programs run on our runtime: a program-level probe, not a test.
 
-The programs (tools.tf1_programs_models, _pipelines and _more) are tutorial-style
+The programs (tools.tf1_programs_models, _pipelines, _more and _third) are tutorial-style
 TF1 scripts, each a function of the module `tf` and a session target returning what the
 script prints. TensorFlow (tensorflow.compat.v1, local session) is the oracle; each
 program then runs with our client in a local session ("ours") and, with --cluster, on a
@@ -23,7 +23,7 @@ from typing import Any
 
 from tools.tf1_probe import DIFFERS, EQUAL, FAILS, verdict
 from tools.tf1_programs_models import Program
-from tools.tf1_programs_more import CLUSTER_ONLY, PROGRAMS
+from tools.tf1_programs_third import CLUSTER_ONLY, PROGRAMS
 
 SKIPPED = "skipped"
 KEYS = (EQUAL, DIFFERS, FAILS, "oracle fails", SKIPPED)

@@ -367,6 +367,11 @@ def create_op(
     op = Operation(
         g, name, op_type, op_def, inputs, attr_protos, output_types, input_types, control
     )
+    mapped = g._gradient_override_map.get(op_type)
+    if mapped is not None:
+        # Recorded on the op as it is made (TF's _gradient_op_type): the override holds for
+        # ops built inside gradient_override_map, wherever tf.gradients is called later.
+        op._attrs["_gradient_op_type"] = _attr_value.to_proto(mapped.encode(), "string")
     op._set_device(g._apply_device_functions(op))
     if g._colocation_stack:
         groups: list[bytes] = []

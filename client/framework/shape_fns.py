@@ -627,14 +627,14 @@ def _concat(op: Any) -> list[Any]:
     if not ranks:
         return [UNKNOWN]
     rank = ranks.pop()
+    if rank == 0:
+        raise ShapeError("Can't concatenate scalars (use tf.stack instead)")
     if axis is None:
         return [TensorShape([None] * rank)]
     a = int(axis)
     if a < -rank or a >= rank:
-        raise ShapeError(
-            "ConcatOp : Expected concatenating dimensions in the range "
-            f"[{-rank}, {rank}), but got {a}"
-        )
+        # TF's ConcatShapeHelper: the inputs need at least the rank the axis names.
+        raise ShapeError(f"Shape must be at least rank {-a if a < 0 else a + 1} but is rank {rank}")
     a %= rank
     out: list[int | None] = [None] * rank
     total: int | None = 0

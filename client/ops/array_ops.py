@@ -50,6 +50,10 @@ def identity(input: Any, name: str | None = None) -> Any:
     return _out(apply_op("Identity", [input], {}, name))
 
 
+def identity_n(input: Any, name: str | None = None) -> list[Any]:
+    return list(apply_op("IdentityN", [list(input)], {}, name).outputs)
+
+
 def stop_gradient(input: Any, name: str | None = None) -> Any:
     return _out(apply_op("StopGradient", [input], {}, name))
 

@@ -20,7 +20,8 @@ from client.framework import ops as _ops
 from client.framework.nest import flatten as _flatten
 from client.framework.nest import pack_sequence_as as _pack_as
 from client.framework.op_builder import apply_op, convert_to_tensor
-from client.ops import array_ops
+from client.framework.tensor_shape import TensorShape
+from client.ops import array_ops, control_flow_util
 
 
 def _out(op: Any, i: int = 0) -> Any:
@@ -568,7 +569,11 @@ def while_loop(
                 out = orig_body(lv) if single else orig_body(*lv)
                 return (step, out)
 
-            result = _build_loop(cond, body, loop_vars, parallel_iterations, back_prop, unpack=True)
+            if shape_invariants is not None:
+                shape_invariants = (TensorShape([]), shape_invariants)
+            result = _build_loop(
+                cond, body, loop_vars, parallel_iterations, back_prop, True, shape_invariants
+            )
             out = result[1]
         else:
             out = _build_loop(
@@ -577,8 +582,8 @@ def while_loop(
                 loop_vars,
                 parallel_iterations,
                 back_prop,
-                unpack=isinstance(loop_vars, (list, builtins.tuple))
-                and not hasattr(loop_vars, "_fields"),
+                isinstance(loop_vars, (list, builtins.tuple)) and not hasattr(loop_vars, "_fields"),
+                shape_invariants,
             )
         flat = _flatten(out)
         if not return_same_structure and len(flat) == 1:
@@ -586,8 +591,66 @@ def while_loop(
         return out
 
 
+def _flat_invariants(loop_vars: Any, shape_invariants: Any) -> list[Any] | None:
+    """One TensorShape per flattened loop variable (TF's _shape_invariant_to_type_spec
+    mapped over loop_vars and shape_invariants), or None when none were given."""
+    if shape_invariants is None:
+        return None
+    flat_vars, flat = _flatten(loop_vars), _flatten(shape_invariants)
+    if len(flat) != len(flat_vars):
+        raise ValueError(
+            "The two structures don't have the same number of elements. "
+            f"First structure: {len(flat_vars)} elements, second: {len(flat)} elements."
+        )
+    for shape in flat:
+        if shape is not None and not isinstance(shape, TensorShape):
+            raise TypeError(
+                f"'shape' must be one of TypeSpec, TensorShape or None. Received: {type(shape)}"
+            )
+    return flat
+
+
+def _shape_less_than_or_equal(a: Any, b: Any) -> bool:
+    """TF's _ShapeLessThanOrEqual: `a` is at least as specific as `b`."""
+    if b.ndims is None:
+        return True
+    if a.ndims != b.ndims:
+        return False
+    return all(y is None or x == y for x, y in zip(a.as_list(), b.as_list()))
+
+
+def _enforce_shape_invariant(merge_var: Any, next_var: Any, enter_input: Any) -> None:
+    """TF's _EnforceShapeInvariant, raised only where the shapes contradict each other:
+    where ours is merely less specific (a shape TF's C++ inference knows and ours does
+    not), TF's graph kept the Merge's shape, and so does ours."""
+    m, n = merge_var.shape, next_var.shape
+    if m.ndims is None or n.ndims is None:
+        return
+    if m.ndims == n.ndims and all(
+        x is None or y is None or x == y for x, y in zip(m.as_list(), n.as_list())
+    ):
+        return
+    # TF 2.x builds while_v2 unless control flow v2 is off; its message quotes the name
+    # differently and gives the invariant's shape rather than the initial value's.
+    if control_flow_util.control_flow_v2_enabled():
+        which = f"Input tensor `{enter_input.name}` enters the loop with shape {m}"
+    else:
+        which = f"Input tensor '{enter_input.name}' enters the loop with shape {enter_input.shape}"
+    raise ValueError(
+        f"{which}, but has shape {n} after one iteration. To allow the shape to vary across "
+        "iterations, use the `shape_invariants` argument of tf.while_loop to specify a "
+        "less-specific shape."
+    )
+
+
 def _build_loop(
-    cond: Any, body: Any, loop_vars: Any, parallel_iterations: int, back_prop: bool, unpack: bool
+    cond: Any,
+    body: Any,
+    loop_vars: Any,
+    parallel_iterations: int,
+    back_prop: bool,
+    unpack: bool,
+    shape_invariants: Any = None,
 ) -> Any:
     from client.ops.tensor_array_ops import TensorArray
 
@@ -607,6 +670,7 @@ def _build_loop(
             loop_vars, [t if ta is None else ta._like(t) for ta, t in zip(arrays, tensors)]
         )
 
+    invariants = _flat_invariants(loop_vars, shape_invariants)
     flat_vars = [as_tensor(v) for v in _flatten(loop_vars)]
     ctx = WhileContext(parallel_iterations, back_prop)
     ctx.Enter()
@@ -619,6 +683,19 @@ def _build_loop(
             real_vars = [ctx.outer_context.AddValue(x) for x in flat_vars]
         with _ops.control_dependencies(None):
             enter_vars = [_enter(x, ctx.name, False, parallel_iterations) for x in real_vars]
+        for x, e, shape in zip(real_vars, enter_vars, invariants or []):
+            if shape is None:
+                continue
+            # while_v2 takes the invariant as given; the body's shape check catches a
+            # contradiction with the initial value.
+            v2 = control_flow_util.control_flow_v2_enabled()
+            if not v2 and not _shape_less_than_or_equal(x.shape, shape):
+                raise ValueError(
+                    f"The shape invariant specified for {x.name} is not compatible with the "
+                    f"initial shape of the loop variable. It enters the loop with shape "
+                    f"{x.shape}, but the specified shape invariant is {shape}."
+                )
+            e._shape = shape
         for e in enter_vars:
             e.op._set_control_flow_context(ctx)
             if ctx.outer_context is not None:
@@ -659,10 +736,9 @@ def _build_loop(
                     f"has type {r.dtype.name} after 1 iteration."
                 )
             n = apply_op("NextIteration", [r], {}).outputs[0]
+            _enforce_shape_invariant(m, n, m.op.inputs[0].op.inputs[0])
             m.op._update_input(1, n)
             next_vars.append(n)
-        for m, e, n in zip(merge_vars, enter_vars, next_vars):
-            m._shape = _common_shape(e.shape, n.shape)
     finally:
         ctx.Exit()
     exit_vars = []
@@ -672,11 +748,3 @@ def _build_loop(
         exit_vars.append(op.outputs[0])
     ctx.loop_exits = exit_vars
     return repack(exit_vars)
-
-
-def _common_shape(a: Any, b: Any) -> Any:
-    from client.framework.tensor_shape import TensorShape
-
-    if a.ndims is None or b.ndims is None or a.ndims != b.ndims:
-        return TensorShape(None)
-    return TensorShape([x if x == y else None for x, y in zip(a.as_list(), b.as_list())])

@@ -344,3 +344,28 @@ def _crop_shape(op: Any) -> list[Any]:
 
 
 shape_fns.SHAPE_FNS["CropAndResize"] = _crop_shape
+
+
+# -- static shapes of color adjustments (image_ops.cc) -------------------------------------
+def _rank_at_least(op: Any, rank: int) -> TensorShape:
+    shape = op.inputs[0].shape
+    if shape.ndims is not None and shape.ndims < rank:
+        raise shape_fns.ShapeError(f"Shape must be at least rank {rank} but is rank {shape.ndims}")
+    return shape
+
+
+def _colorspace_shape(op: Any) -> list[Any]:
+    """ColorspaceShapeFn: at least rank 1, the last dimension 3."""
+    shape = _rank_at_least(op, 1)
+    if shape.ndims is None:
+        return [shape]
+    last = shape.as_list()[-1]
+    if last is not None and last != 3:
+        raise shape_fns.ShapeError(f"Dimension must be 3 but is {last}")
+    return [TensorShape([*shape.as_list()[:-1], 3])]
+
+
+for _name in ("AdjustContrastv2", "AdjustHue", "AdjustSaturation"):
+    shape_fns.SHAPE_FNS[_name] = lambda op: [_rank_at_least(op, 3)]
+for _name in ("RGBToHSV", "HSVToRGB"):
+    shape_fns.SHAPE_FNS[_name] = _colorspace_shape

@@ -1,17 +1,19 @@
 """Client, training: tf.train.ExponentialMovingAverage and assign_moving_average as TF
-builds them for variables: one shadow variable "<var>/<name>" per variable (a slot,
-colocated with it, initialized from the variable's initialized value), and apply()'s
+builds them: one shadow variable "<var>/<name>" per variable (a slot, colocated with it,
+initialized from the variable's initialized value) or per tensor (starting at zeros,
+as the CIFAR-10 tutorial's loss averages), and apply()'s
 group of AssignSubVariableOps shadow -= (shadow - var) * (1 - decay), decay capped by
 (1 + num_updates) / (10 + num_updates) when num_updates is given."""
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from typing import Any
 
 from client.framework import dtypes
 from client.framework import ops as _ops
 from client.framework.op_builder import convert_to_tensor
-from client.ops import control_flow_ops, math_ops
+from client.ops import array_ops, control_flow_ops, math_ops
 from client.ops import variables as _variables
 from client.ops.variables import Variable
 
@@ -64,10 +66,30 @@ class ExponentialMovingAverage:
     def name(self) -> str:
         return self._name
 
-    def _create_average(self, var: Variable) -> Variable:
+    def _create_average(self, var: Any) -> Variable:
         # TF's init_scope: the shadow's initializer runs outside any control dependencies.
         with _ops.control_dependencies(None):
-            return self._create_average_variable(var)
+            if isinstance(var, Variable):
+                return self._create_average_variable(var)
+            return self._create_tensor_average(var)
+
+    def _create_tensor_average(self, value: Any) -> Variable:
+        """slot_creator.create_zeros_slot for a tensor: "<op>/<name>" starting at zeros,
+        colocated with the tensor only when it is a variable's own output."""
+        g = value.graph
+        colocate = value.op.type in ("Variable", "VariableV2", "VarHandleOp")
+        shape, dtype = value.shape, value.dtype.base_dtype
+        if not shape.is_fully_defined():
+            raise NotImplementedError(
+                "ExponentialMovingAverage.apply: the average of a tensor of unknown shape "
+                f"is not built by this client, got {value!r}"
+            )
+        with g.name_scope(None), g.colocate_with(value.op) if colocate else nullcontext():
+            return Variable(
+                lambda: array_ops.zeros(shape.as_list(), dtype),
+                name=f"{value.op.name}/{self._name}",
+                trainable=False,
+            )
 
     def _create_average_variable(self, var: Variable) -> Variable:
         g = var.graph
@@ -95,10 +117,10 @@ class ExponentialMovingAverage:
         for var in var_list:
             if var.dtype.base_dtype not in _FLOATS:
                 raise TypeError(f"The variables must be half, float, or double: {var.name}")
-            if not isinstance(var, Variable):
-                raise TypeError(
-                    "ExponentialMovingAverage.apply: this client averages variables only, "
-                    f"got {var!r}"
+            if self._zero_debias and not isinstance(var, Variable):
+                raise NotImplementedError(
+                    "ExponentialMovingAverage(zero_debias=True).apply: the debiased average "
+                    f"of a tensor is not built by this client, got {var!r}"
                 )
             if var not in self._averages:
                 self._averages[var] = self._create_average(var)

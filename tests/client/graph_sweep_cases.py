@@ -1612,3 +1612,19 @@ def _ref_loop_and_cond(api):
 
 
 GRADIENT_CASES.update({"ref_loop_and_cond": _ref_loop_and_cond})
+
+
+def _identity_n_and_custom_gradient(api):
+    """tf.identity_n's gradient, and tf.custom_gradient's IdentityN (its override attr
+    carries a process-wide uid, which the sweep's node lines leave out)."""
+    x, y = _x(api), _x(api, name="y")
+
+    @api.custom_gradient
+    def clipped(v):
+        return api.identity(v), lambda dy: api.clip_by_value(dy, -0.5, 0.5)
+
+    a, b = api.identity_n([x * 2.0, y])
+    api.gradients(api.reduce_sum(a * b) + api.reduce_sum(clipped(x * y)), [x, y])
+
+
+GRADIENT_CASES.update({"identity_n_and_custom_gradient": _identity_n_and_custom_gradient})

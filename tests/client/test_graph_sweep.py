@@ -230,7 +230,9 @@ def test_every_registered_gradient_is_swept():
             except AttributeError:  # an API the client lacks: listed in KNOWN_DIFFERENCES
                 continue
         built.update(op.type for op in g.get_operations())
-    assert set(GRADIENTS) - built == UNSWEPT_GRADIENTS
+    # tf.custom_gradient registers one "CustomGradient-<uid>" per call, not per op type.
+    registered = {t for t in GRADIENTS if not t.startswith("CustomGradient-")}
+    assert registered - built == UNSWEPT_GRADIENTS
 
 
 def test_cross_entropy_second_derivatives_match_tf_values():

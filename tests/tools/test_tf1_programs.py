@@ -9,7 +9,7 @@ import pytest
 
 import client
 from tools import tf1_programs
-from tools.tf1_programs_more import CLUSTER_ONLY, PROGRAMS
+from tools.tf1_programs_third import CLUSTER_ONLY, PROGRAMS
 
 tf_real = pytest.importorskip("tensorflow")
 os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
@@ -49,7 +49,7 @@ def test_cluster_only_programs_skip_locally() -> None:
 
 def test_programs_have_unique_names() -> None:
     names = [n for n, _ in PROGRAMS]
-    assert len(names) == len(set(names)) >= 36
+    assert len(names) == len(set(names)) >= 47
 
 
 @pytest.mark.parametrize(

@@ -24,6 +24,11 @@ def _identity_grad(op: Any, grad: Any) -> Any:
     return [grad] + [None] * (len(op.inputs) - 1)
 
 
+@RegisterGradient("IdentityN")
+def _identity_n_grad(op: Any, *grads: Any) -> Any:
+    return list(grads)
+
+
 @RegisterGradient("CheckNumerics")
 def _check_numerics_grad(op: Any, grad: Any) -> Any:
     """TF's _CheckNumericsGrad: the gradient is checked too, under the op's message."""
