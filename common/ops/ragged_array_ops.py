@@ -152,6 +152,10 @@ def _check_indices(indices: np.ndarray, n_params: int) -> None:
         raise InvalidArgumentError(f"indices{where} = {value} is not in [0, {n_params})")
 
 
+# How many int64 arrays of a level's size _concat_ranges and its caller hold at once.
+_RANGE_ARRAYS = 4
+
+
 def _concat_ranges(starts: np.ndarray, limits: np.ndarray) -> np.ndarray:
     """Every position of [starts[j], limits[j]) for each j, in order."""
     lengths = limits - starts
@@ -186,14 +190,20 @@ def ragged_gather(
         )
     out: list[np.ndarray] = []
     for d in range(1, indices.ndim):
-        size = int(np.prod(indices.shape[: d + 1]))
-        out.append(np.arange(0, size + 1, indices.shape[d], dtype=np.int64).astype(dtype))
+        # Uniform rows of indices.shape[d] each (also of 0: an index dimension of size 0).
+        rows = int(np.prod(indices.shape[:d]))
+        out.append((np.arange(rows + 1, dtype=np.int64) * indices.shape[d]).astype(dtype))
     outer = splits_list[0].astype(np.int64)
     starts, limits = outer[flat], outer[flat + 1]
     if indices.ndim:
         out.append(_splits_of(limits - starts, dtype))
     for splits in splits_list[1:]:
         inner = splits.astype(np.int64)
+        # Repeated indices multiply a level's rows: its positions (and the few int64
+        # arrays _concat_ranges builds from them) are sized before they are made.
+        memory.check_allocation(
+            k, [_RANGE_ARRAYS, int((limits - starts).sum())], np.dtype(np.int64)
+        )
         elems = _concat_ranges(starts, limits)
         out.append(_splits_of(inner[elems + 1] - inner[elems], dtype))
         starts, limits = inner[starts], inner[limits]
