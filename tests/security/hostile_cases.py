@@ -1,6 +1,6 @@
 """Hostile inputs for the kernels added in the last round, one table per op family
-(hostile_cases_nn, hostile_cases_array, hostile_cases_state, hostile_cases_ragged
-register theirs here).
+(hostile_cases_nn, hostile_cases_array, hostile_cases_state, hostile_cases_ragged,
+hostile_cases_sparse register theirs here).
 
 A case builds its graph with TensorFlow's own client (tf.raw_ops, graph mode): every
 hostile value arrives through a placeholder, so no shape function refuses the graph at
@@ -70,6 +70,7 @@ def _load_tables() -> None:
         hostile_cases_array,
         hostile_cases_nn,
         hostile_cases_ragged,
+        hostile_cases_sparse,
         hostile_cases_state,
     )
 
