@@ -197,6 +197,7 @@ class MasterSession:
             return self.graph_version
 
     def _merge(self, graph_def: graph_pb2.GraphDef) -> None:
+        _refuse_optimizer_ops(graph_def)
         with self._lock:
             for node in graph_def.node:
                 if node.name in self._node_names:
@@ -466,6 +467,27 @@ class MasterSession:
             CancelledError(f"Step was cancelled: session {self.handle} has been closed.")
         )
         self._partial_runs.close()
+
+
+# Ops only our graph optimizer writes; TensorFlow has none of them. A client GraphDef that
+# names one would run that kernel with attrs the client chose.
+_OPTIMIZER_OPS = frozenset({"_FusedElementwise"})
+
+
+def _refuse_optimizer_ops(graph_def: graph_pb2.GraphDef) -> None:
+    """InvalidArgument naming the first node (of the graph or of a library function) whose
+    op only the optimizer may add."""
+    bodies = [("", graph_def.node)] + [
+        (f" in function '{f.signature.name}'", f.node_def) for f in graph_def.library.function
+    ]
+    for where, nodes in bodies:
+        for node in nodes:
+            if node.op in _OPTIMIZER_OPS:
+                raise InvalidArgumentError(
+                    f"Node '{node.name}'{where}: op '{node.op}' is internal to the graph "
+                    "optimizer and may not appear in a client's GraphDef",
+                    node.name,
+                )
 
 
 def _consumer_device(node: Node) -> str:

@@ -32,35 +32,18 @@ class RefVariable(Variable):
 
     _is_resource_variable = False
 
-    def __init__(
+    def _init_from_args(
         self,
-        initial_value: Any = None,
-        trainable: bool | None = None,
-        collections: Any = None,
-        validate_shape: bool = True,
-        caching_device: Any = None,
-        name: str | None = None,
-        variable_def: Any = None,
-        dtype: Any = None,
-        expected_shape: Any = None,
-        import_scope: Any = None,
-        constraint: Any = None,
-        use_resource: Any = None,
-        synchronization: Any = None,
-        aggregation: Any = None,
-        shape: Any = None,
+        initial_value: Any,
+        trainable: bool | None,
+        collections: Any,
+        validate_shape: bool,
+        caching_device: Any,
+        name: str | None,
+        dtype: Any,
+        shape: Any,
     ) -> None:
-        self._synchronization = VariableSynchronization(synchronization or 0)
-        self._aggregation = VariableAggregation(aggregation or 0)
-        self._constraint = constraint
-        self._caching_device = caching_device
-        if variable_def is not None:
-            if initial_value is not None:
-                raise ValueError("variable_def and initial_value are mutually exclusive.")
-            self._init_from_proto(variable_def, import_scope)
-            return
-        if initial_value is None:
-            raise ValueError("initial_value must be specified.")
+        """TF's RefVariable._init_from_args: VariableV2, "<name>/Assign", "<name>/read"."""
         if collections is None:
             collections = [GraphKeys.GLOBAL_VARIABLES]
         if not isinstance(collections, (list, tuple, set)):

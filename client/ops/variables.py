@@ -116,10 +116,15 @@ class Variable:
         aggregation: Any = None,
         shape: Any = None,
     ) -> None:
+        """tf.Variable's constructor, shared with RefVariable: the variable is restored
+        from `variable_def` (`_init_from_proto`) or built from `initial_value`
+        (`_init_from_args`), each class's own, as in TensorFlow."""
         self._synchronization = VariableSynchronization(synchronization or 0)
         self._aggregation = VariableAggregation(aggregation or 0)
         self._initial_value: Any = None
         self._validate_shape = validate_shape
+        self._constraint = constraint
+        self._caching_device = caching_device
         if variable_def is not None:
             if initial_value is not None:
                 raise ValueError("variable_def and initial_value are mutually exclusive.")
@@ -127,6 +132,29 @@ class Variable:
             return
         if initial_value is None:
             raise ValueError("initial_value must be specified.")
+        self._init_from_args(
+            initial_value,
+            trainable,
+            collections,
+            validate_shape,
+            caching_device,
+            name,
+            dtype,
+            shape,
+        )
+
+    def _init_from_args(
+        self,
+        initial_value: Any,
+        trainable: bool | None,
+        collections: Any,
+        validate_shape: bool,
+        caching_device: Any,
+        name: str | None,
+        dtype: Any,
+        shape: Any,
+    ) -> None:
+        """TF's ResourceVariable._init_from_args: VarHandleOp, its initializer, reads."""
         trainable = True if trainable is None else trainable
         g = _ops.get_default_graph()
         self._graph = g

@@ -84,13 +84,19 @@ class _Unfused(Exception):
     """The generated function met operands a member's kernel refuses."""
 
 
+def _is_index(text: str) -> bool:
+    return text.isascii() and text.isdigit()
+
+
 def _parse(program: tuple[str, ...], num_inputs: int) -> list[tuple[str, list[str]]]:
     steps = []
     for k, step in enumerate(program):
         op, *operands = step.split()
+        # ASCII digits only: str.isdigit also takes "²" (int() refuses it) and "١"
+        # (int() takes it, but "i١" is another Python name than "i1").
         ok = op in _EXPR and all(
-            (o[0] == "i" and o[1:].isdigit() and int(o[1:]) < num_inputs)
-            or (o[0] == "t" and o[1:].isdigit() and int(o[1:]) < k)
+            (o[0] == "i" and _is_index(o[1:]) and int(o[1:]) < num_inputs)
+            or (o[0] == "t" and _is_index(o[1:]) and int(o[1:]) < k)
             for o in operands
         )
         if not ok or len(operands) != (1 if op in UNARY else 2):

@@ -17,8 +17,8 @@ import numpy as np
 from common import memory
 from common.dtypes import DataType
 from common.errors import InvalidArgumentError
+from common.ops import einsum_equation, parallel, variant_ops
 from common.ops import math_util as mu
-from common.ops import parallel, variant_ops
 from common.ops.registry import KernelConstruction, register_kernel, register_op
 
 _NUMBER = (
@@ -449,17 +449,19 @@ def _einsum_repeated_output(equation: str, xs: list[np.ndarray]) -> np.ndarray:
 def _einsum(kc: KernelConstruction) -> Callable:
     equation = kc.attrs["equation"]
     out = mu.np_type(kc.output_types[0])
-    output = equation.partition("->")[2]
-    repeated = "." not in output and len(set(output)) < len(output)
 
     def compute(ctx, inputs: list) -> list:
         xs = [mu.upcast(np.asarray(x)) for x in inputs]
+        # TensorFlow's checks first: numpy's parser takes and refuses other equations.
+        found = einsum_equation.plan(equation, [x.shape for x in xs])
+        memory.check_allocation(kc, found.output_shape, out)
+        output = found.numpy_equation.partition("->")[2]
         try:
             with np.errstate(all="ignore"):
-                if repeated:
-                    z = _einsum_repeated_output(equation, xs)
+                if "." not in output and len(set(output)) < len(output):
+                    z = _einsum_repeated_output(found.numpy_equation, xs)
                 else:
-                    z = np.einsum(equation, *xs, optimize=len(xs) > 2)
+                    z = np.einsum(found.numpy_equation, *xs)
         except ValueError as e:
             raise InvalidArgumentError(f"Invalid Einsum equation '{equation}': {e}") from None
         return [mu.as_type(z, out)]

@@ -8,7 +8,6 @@ anything is allocated. Stateless kernels, safe from any thread.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 
@@ -50,20 +49,79 @@ _INT64_MAX = np.iinfo(np.int64).max
 
 
 # -- RaggedRange ---------------------------------------------------------------------------
-def _range_size(start: Any, limit: Any, delta: Any) -> int:
-    """How many values [start, limit) by delta holds (TF's RangeSize, the same as Range)."""
-    if (delta > 0 and limit < start) or (delta < 0 and limit > start):
-        return 0
-    if np.issubdtype(type(start), np.integer):
-        # Python ints: |limit - start| cannot overflow here as it would in the dtype.
-        span, step = abs(int(limit) - int(start)), abs(int(delta))
-        size: float = (span + step - 1) // step
+# Rows at most this long are filled position by position across all rows at once; longer
+# ones one by one (their own numpy call amortizes). Either way no Python loop runs once
+# per row: a feed of a million one-value rows is one numpy pass, not a million calls.
+_SHORT_ROW = 64
+
+
+def _range_sizes(start: np.ndarray, limit: np.ndarray, delta: np.ndarray) -> np.ndarray:
+    """Each row's size as TF's RangeSize (the same as Range's), as float64 for floats and
+    uint64 for integers; a size past int64 (or NaN) is left for the caller to refuse."""
+    empty = ((delta > 0) & (limit < start)) | ((delta < 0) & (limit > start)) | (delta == 0)
+    if np.issubdtype(start.dtype, np.integer):
+        # In uint64, |limit - start| and |delta| are exact even where int64 overflows.
+        lo, hi = np.minimum(start, limit).astype(np.int64), np.maximum(start, limit)
+        span = hi.astype(np.int64).view(np.uint64) - lo.view(np.uint64)
+        d = delta.astype(np.int64)
+        step = np.where(d < 0, (-(d + 1)).view(np.uint64) + np.uint64(1), d.view(np.uint64))
+        step = np.where(step == 0, np.uint64(1), step)
+        sizes = span // step + (span % step != 0).astype(np.uint64)
+        return np.where(empty, np.uint64(0), sizes)
+    with np.errstate(all="ignore"):
+        sizes = np.ceil(np.abs((limit - start) / delta)).astype(np.float64)
+    return np.where(empty, 0.0, sizes)
+
+
+def _range_splits(
+    start: np.ndarray, limit: np.ndarray, delta: np.ndarray, splits_max: int
+) -> np.ndarray:
+    """Row splits (int64), refusing as TF does row by row: a delta of 0, a size past
+    int64, a total past the splits dtype, whichever row comes first."""
+    sizes = _range_sizes(start, limit, delta)
+    zero = np.flatnonzero(delta == 0)
+    # ~(size <= max) also holds for NaN: a NaN bound is never a valid size.
+    too_big = np.flatnonzero(~(sizes <= _INT64_MAX))
+    first_bad = min([int(a[0]) for a in (zero, too_big) if len(a)], default=len(sizes))
+    good = sizes[:first_bad].astype(np.int64)
+    if len(good) and int(good.max()) * len(good) > _INT64_MAX:
+        total = np.cumsum(good.astype(object))  # Python ints: the sum may pass int64
     else:
-        with np.errstate(all="ignore"):
-            size = float(np.ceil(np.abs((limit - start) / delta)))
-    if not size <= _INT64_MAX:  # also NaN: a NaN bound is never a valid size
+        total = np.cumsum(good)
+    over = np.flatnonzero(total > splits_max)
+    if len(over):
+        raise InvalidArgumentError(
+            "The total range size overflowed. Consider using int64 instead of int32 "
+            "for row_splits_dtype."
+        )
+    if len(zero) and zero[0] == first_bad:
+        raise InvalidArgumentError("Requires delta != 0")
+    if first_bad < len(sizes):
         raise InvalidArgumentError(f"Requires ((limit - start) / delta) <= {_INT64_MAX}")
-    return int(size)
+    return np.concatenate([[0], total]).astype(np.int64)
+
+
+def _fill_ranges(
+    values: np.ndarray, splits: np.ndarray, start: np.ndarray, delta: np.ndarray
+) -> None:
+    """values[splits[i]:splits[i+1]] = start[i], start[i] + delta[i], ... added one step at
+    a time in the dtype, as TF's kernel: the same rounding for floats, the same
+    wrap-around for integers."""
+    lengths = np.diff(splits)
+    long_rows = np.flatnonzero(lengths > _SHORT_ROW)
+    for i in long_rows:
+        steps = np.full(lengths[i], delta[i], values.dtype)
+        steps[0] = start[i]
+        with np.errstate(over="ignore"):
+            values[splits[i] : splits[i + 1]] = np.add.accumulate(steps, dtype=values.dtype)
+    short = np.flatnonzero((lengths > 0) & (lengths <= _SHORT_ROW))
+    current = start[short].astype(values.dtype)
+    for k in range(int(lengths[short].max()) if len(short) else 0):
+        live = lengths[short] > k
+        short, current = short[live], current[live]
+        values[splits[short] + k] = current
+        with np.errstate(over="ignore"):
+            current = (current + delta[short]).astype(values.dtype)
 
 
 def _range_inputs(starts: np.ndarray, limits: np.ndarray, deltas: np.ndarray) -> int:
@@ -86,31 +144,14 @@ def ragged_range(
     splits_dtype: np.dtype,
 ) -> tuple[np.ndarray, np.ndarray]:
     nrows = _range_inputs(starts, limits, deltas)
-    row = [np.broadcast_to(x.reshape(-1), (nrows,)) for x in (starts, limits, deltas)]
-    splits_max = int(np.iinfo(splits_dtype).max)
-    splits = [0]
-    for start, limit, delta in zip(*row):
-        if delta == 0:
-            raise InvalidArgumentError("Requires delta != 0")
-        size = _range_size(start, limit, delta)
-        if size > splits_max - splits[-1]:
-            raise InvalidArgumentError(
-                "The total range size overflowed. Consider using int64 instead of int32 "
-                "for row_splits_dtype."
-            )
-        splits.append(splits[-1] + size)
-    memory.check_allocation(k, [splits[-1]], starts.dtype)
-    values = np.empty(splits[-1], starts.dtype)
-    for i, (start, delta) in enumerate(zip(row[0], row[2])):
-        n = splits[i + 1] - splits[i]
-        if n:
-            # TF adds delta to a running value of dtype T: the same rounding for floats,
-            # the same wrap-around for integers.
-            steps = np.full(n, delta, starts.dtype)
-            steps[0] = start
-            with np.errstate(over="ignore"):
-                values[splits[i] : splits[i + 1]] = np.add.accumulate(steps, dtype=starts.dtype)
-    return np.asarray(splits, splits_dtype), values
+    start, limit, delta = (
+        np.broadcast_to(x.reshape(-1), (nrows,)) for x in (starts, limits, deltas)
+    )
+    splits = _range_splits(start, limit, delta, int(np.iinfo(splits_dtype).max))
+    memory.check_allocation(k, [int(splits[-1])], starts.dtype)
+    values = np.empty(int(splits[-1]), starts.dtype)
+    _fill_ranges(values, splits, start, delta)
+    return splits.astype(splits_dtype), values
 
 
 @register_kernel("RaggedRange")
@@ -152,6 +193,10 @@ def _check_indices(indices: np.ndarray, n_params: int) -> None:
         raise InvalidArgumentError(f"indices{where} = {value} is not in [0, {n_params})")
 
 
+# How many int64 arrays of a level's size _concat_ranges and its caller hold at once.
+_RANGE_ARRAYS = 4
+
+
 def _concat_ranges(starts: np.ndarray, limits: np.ndarray) -> np.ndarray:
     """Every position of [starts[j], limits[j]) for each j, in order."""
     lengths = limits - starts
@@ -186,14 +231,20 @@ def ragged_gather(
         )
     out: list[np.ndarray] = []
     for d in range(1, indices.ndim):
-        size = int(np.prod(indices.shape[: d + 1]))
-        out.append(np.arange(0, size + 1, indices.shape[d], dtype=np.int64).astype(dtype))
+        # Uniform rows of indices.shape[d] each (also of 0: an index dimension of size 0).
+        rows = int(np.prod(indices.shape[:d]))
+        out.append((np.arange(rows + 1, dtype=np.int64) * indices.shape[d]).astype(dtype))
     outer = splits_list[0].astype(np.int64)
     starts, limits = outer[flat], outer[flat + 1]
     if indices.ndim:
         out.append(_splits_of(limits - starts, dtype))
     for splits in splits_list[1:]:
         inner = splits.astype(np.int64)
+        # Repeated indices multiply a level's rows: its positions (and the few int64
+        # arrays _concat_ranges builds from them) are sized before they are made.
+        memory.check_allocation(
+            k, [_RANGE_ARRAYS, int((limits - starts).sum())], np.dtype(np.int64)
+        )
         elems = _concat_ranges(starts, limits)
         out.append(_splits_of(inner[elems + 1] - inner[elems], dtype))
         starts, limits = inner[starts], inner[limits]

@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from common import memory
 from common.errors import InvalidArgumentError
 from common.ops.registry import KernelConstruction, register_kernel, register_op
 from common.ops.sparse_ops import ALL_NUMBERS, check_sparse
@@ -47,6 +48,20 @@ def _axes(reduction_axes: np.ndarray, rank: int) -> list[int]:
     return sorted(set(axes))
 
 
+_INT64_MAX = 2**63 - 1
+
+
+def _check_num_elements(dims: list[int]) -> None:
+    """TensorFlow's TensorShape of the input's dense_shape: its size must fit int64."""
+    n = 1
+    for d in dims:
+        if n * d > _INT64_MAX:
+            raise InvalidArgumentError(
+                f"Encountered overflow when multiplying {n} with {d}, result: -1"
+            )
+        n *= d
+
+
 def _lowest(dtype: np.dtype) -> object:
     return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
 
@@ -58,20 +73,27 @@ def sparse_reduce(
     reduction_axes: np.ndarray,
     keep_dims: bool,
     kind: str,
+    k: KernelConstruction | None = None,
 ) -> np.ndarray:
     check_sparse(indices, values, shape)
     rank = shape.shape[0]
     axes = _axes(reduction_axes, rank)
     dims = [int(d) for d in shape]
+    _check_num_elements(dims)
     kept = [d for d in range(rank) if d not in axes]
     out_dims = [1 if d in axes else dims[d] for d in range(rank)]
     idx = indices.astype(np.int64)
-    for i in range(idx.shape[0]):
-        if np.any(idx[i] < 0) or np.any(idx[i] >= dims):
-            raise InvalidArgumentError(
-                f"Invalid index: [{','.join(str(int(x)) for x in idx[i])}] is out of bounds "
-                f"for shape [{','.join(map(str, dims))}]"
-            )
+    # Only the kept axes address the output: TensorFlow sums an entry whose reduced
+    # coordinates are out of bounds as any other (and fails on a kept one).
+    out_of_bounds = (idx < 0) | (idx >= np.array(dims, np.int64))
+    bad = np.flatnonzero(np.any(out_of_bounds[:, kept], axis=1))
+    if len(bad):
+        raise InvalidArgumentError(
+            f"Invalid index: [{','.join(str(int(x)) for x in idx[bad[0]])}] is out of bounds "
+            f"for shape [{','.join(map(str, dims))}]"
+        )
+    # The output's size comes from dense_shape, a value the client chose.
+    memory.check_allocation(k, out_dims, values.dtype)
     target = tuple(
         idx[:, d] if d in kept else np.zeros(idx.shape[0], np.int64) for d in range(rank)
     )
@@ -95,7 +117,7 @@ def _factory(kind: str) -> Callable:
 
         def compute(ctx, inputs: list) -> list:
             indices, values, shape, axes = (np.asarray(v) for v in inputs)
-            return [sparse_reduce(indices, values, shape, axes, keep, kind)]
+            return [sparse_reduce(indices, values, shape, axes, keep, kind, k)]
 
         return compute
 

@@ -94,6 +94,10 @@ def _sparse_to_dense(k: KernelConstruction):
             raise InvalidArgumentError(
                 f"Indices are not valid (out of bounds).  Shape: {shape_str(dims)}"
             )
+        if np.prod(dims, dtype=object) > 2**63 - 1:  # TensorFlow's TensorShape bound
+            raise InvalidArgumentError(
+                f"Shape {shape_str(dims)} would have more than 2**63 - 1 elements"
+            )
         memory.check_allocation(k, dims, values.dtype)
         out = np.full(dims, default, dtype=values.dtype)
         out[tuple(rows.T)] = np.broadcast_to(values, (len(rows),))

@@ -1,5 +1,6 @@
 """Hostile inputs for the kernels added in the last round, one table per op family
-(hostile_cases_nn, hostile_cases_array, hostile_cases_state register theirs here).
+(hostile_cases_nn, hostile_cases_array, hostile_cases_state, hostile_cases_ragged,
+hostile_cases_sparse register theirs here).
 
 A case builds its graph with TensorFlow's own client (tf.raw_ops, graph mode): every
 hostile value arrives through a placeholder, so no shape function refuses the graph at
@@ -65,7 +66,13 @@ def case(family: str, name: str, tf_unsafe: bool = False) -> Callable[..., Case]
 
 def _load_tables() -> None:
     """The tables register themselves in CASES when imported (after `case` exists)."""
-    from . import hostile_cases_array, hostile_cases_nn, hostile_cases_state  # noqa: F401
+    from . import (  # noqa: F401
+        hostile_cases_array,
+        hostile_cases_nn,
+        hostile_cases_ragged,
+        hostile_cases_sparse,
+        hostile_cases_state,
+    )
 
 
 _load_tables()

@@ -73,6 +73,19 @@ def _einsum(tf: Any) -> Any:
     return tf.raw_ops.Einsum(inputs=[tf.ones([2, 3])], equation="ij->ji", name=NAME)
 
 
+def _einsum_pair(tf: Any) -> Any:
+    tf.ones([4, 5], name="third")  # an input the edit below gives the node
+    return tf.raw_ops.Einsum(
+        inputs=[tf.ones([2, 3]), tf.ones([3, 4])], equation="ij,jk->ik", name=NAME
+    )
+
+
+def _third_operand(node: Any) -> None:
+    node.input.append("third")
+    node.attr["N"].i = 3
+    node.attr["equation"].s = b"ij,jk,kl->il"
+
+
 def _scatter(tf: Any) -> Any:
     return tf.raw_ops.TensorScatterUpdate(
         tensor=tf.zeros([3]), indices=tf.constant([[0]]), updates=tf.ones([1]), name=NAME
@@ -110,6 +123,9 @@ CASES: dict[str, tuple[Callable[[Any], Any], Callable[[Any], None]]] = {
     "dilation rates of 0": (_dilation, _set_attr("rates", [1, 0, 0, 1])),
     "einsum equation of two operands, one given": (_einsum, _set_attr("equation", "ij,jk->ik")),
     "einsum output label absent from inputs": (_einsum, _set_attr("equation", "ij->iz")),
+    "einsum equation without an arrow": (_einsum, _set_attr("equation", "ij")),
+    "einsum subscript of two periods": (_einsum, _set_attr("equation", "..ij->ij")),
+    "einsum of three operands in one node": (_einsum_pair, _third_operand),
     "scatter T of int32 over float inputs": (_scatter, _set_type("T", tf.int32)),
 }
 
