@@ -904,6 +904,10 @@ gather = _ragged_gather_ops.gather  # noqa: F811  (TF's ragged dispatch of tf.ga
 ragged.constant = _ragged_factory_ops.constant
 ragged.range = _ragged_factory_ops.range
 ragged.map_flat_values = _ragged_functional_ops.map_flat_values
+# TF's ragged dispatch of the elementwise APIs (tf.add(rt, 1), tf.abs(rt), rt * rt ...).
+from client.ops import ragged_dispatch as _ragged_dispatch  # noqa: E402
+
+_ragged_dispatch.install(globals(), math)
 
 # isort: split
 from client.training.monitored_session import (  # noqa: E402, F401  (tf.report_uninitialized_variables)
