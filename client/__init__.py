@@ -908,6 +908,9 @@ ragged.map_flat_values = _ragged_functional_ops.map_flat_values
 from client.ops import ragged_dispatch as _ragged_dispatch  # noqa: E402
 
 _ragged_dispatch.install(globals(), math)
+from client.ops import ragged_math_ops as _ragged_math_ops  # noqa: E402
+
+_ragged_math_ops.install(globals(), math)  # tf.reduce_* on RaggedTensors
 
 # isort: split
 from client.training.monitored_session import (  # noqa: E402, F401  (tf.report_uninitialized_variables)
