@@ -821,8 +821,10 @@ def _slice(op: Any) -> list[Any]:
 @_reg("StridedSlice")
 def _strided_slice(op: Any) -> list[Any]:
     s = _in(op)
-    vals = _constant_values(op.inputs[1:])
-    if s.ndims is None or vals is None:
+    # TF's refiner evaluates small constant subgraphs for begin, end and strides.
+    found = [evaluated_value(t) for t in op.inputs[1:]]
+    vals = [v for v in found if v is not None]
+    if len(vals) != len(found) or s.ndims is None:
         return [UNKNOWN]
     # Unknown dims probe as one large size; several of them must still fit numpy's iterator.
     known_bits = sum(int(d).bit_length() for d in s.as_list() if d is not None)
