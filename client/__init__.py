@@ -911,7 +911,11 @@ _ragged_dispatch.install(globals(), math)
 from client.ops import ragged_math_ops as _ragged_math_ops  # noqa: E402
 
 _ragged_math_ops.install(globals(), math)  # tf.reduce_* on RaggedTensors
+from client.ops import ragged_concat_ops as _ragged_concat_ops  # noqa: E402
 from client.ops import ragged_getitem as _ragged_getitem  # noqa: E402, F401  (rt[...])
+
+_ragged_concat_ops.install(globals())  # tf.concat / tf.stack of RaggedTensors
+ragged.stack = _ragged_concat_ops.stack
 
 # isort: split
 from client.training.monitored_session import (  # noqa: E402, F401  (tf.report_uninitialized_variables)
