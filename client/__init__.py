@@ -909,6 +909,18 @@ gather = _ragged_gather_ops.gather  # noqa: F811  (TF's ragged dispatch of tf.ga
 ragged.constant = _ragged_factory_ops.constant
 ragged.range = _ragged_factory_ops.range
 ragged.map_flat_values = _ragged_functional_ops.map_flat_values
+# TF's ragged dispatch of the elementwise APIs (tf.add(rt, 1), tf.abs(rt), rt * rt ...).
+from client.ops import ragged_dispatch as _ragged_dispatch  # noqa: E402
+
+_ragged_dispatch.install(globals(), math)
+from client.ops import ragged_math_ops as _ragged_math_ops  # noqa: E402
+
+_ragged_math_ops.install(globals(), math)  # tf.reduce_* on RaggedTensors
+from client.ops import ragged_concat_ops as _ragged_concat_ops  # noqa: E402
+from client.ops import ragged_getitem as _ragged_getitem  # noqa: E402, F401  (rt[...])
+
+_ragged_concat_ops.install(globals())  # tf.concat / tf.stack of RaggedTensors
+ragged.stack = _ragged_concat_ops.stack
 
 # isort: split
 from client.ops.custom_gradient import custom_gradient  # noqa: E402,F401

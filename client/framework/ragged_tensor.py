@@ -144,6 +144,26 @@ class RaggedTensor:
     def nested_row_splits(self) -> tuple[Any, ...]:
         return tuple(nested_row_splits(self))
 
+    def with_values(self, new_values: Any) -> RaggedTensor:
+        """The same row partition (the same object: TF's dispatch compares identity) over
+        new values with as many rows."""
+        new_values = _as_values(new_values)
+        new_values.shape.with_rank_at_least(1)
+        self._values.shape[:1].assert_is_compatible_with(new_values.shape[:1])
+        if isinstance(new_values, RaggedTensor) and self._row_partition.dtype != (
+            new_values._row_partition.dtype
+        ):
+            raise ValueError(
+                "self and new_values have mismatched row_splits dtypes; use "
+                "RaggedTensor.with_row_splits_dtype() to convert them to compatible dtypes."
+            )
+        return RaggedTensor(new_values, row_partition=self._row_partition)
+
+    def with_flat_values(self, new_values: Any) -> RaggedTensor:
+        if isinstance(self._values, RaggedTensor):
+            return self.with_values(self._values.with_flat_values(new_values))
+        return self.with_values(new_values)
+
     values = property(lambda self: self._values)
     row_splits = property(lambda self: self._row_partition.row_splits())
     dtype = property(lambda self: self._values.dtype)

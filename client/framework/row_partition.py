@@ -6,6 +6,7 @@ for node, validate=True adding the same assertions. Immutable values."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -101,22 +102,34 @@ def _assert_monotonic_increasing(tensor: Any, message: str) -> Any:
     return check_ops.assert_non_negative(tensor[1:] - tensor[:-1], message=message)
 
 
+def _vector(partition: Any, name: str, dtype: Any, dtype_hint: Any) -> Any:
+    """The partitioning argument as an int32/int64 tensor of rank 1 (statically)."""
+    out = convert_partition(partition, name, dtype, dtype_hint)
+    out.shape.assert_has_rank(1)
+    return out
+
+
+def _checked(tensor: Any, validate: bool, checks: Callable[[Any], list[Any]]) -> Any:
+    """`tensor`, made to depend on `checks(tensor)` when validating: the one body every
+    factory shares (TF's factories each spell it out)."""
+    if not validate:
+        return tensor
+    return control_flow_ops.with_dependencies(checks(tensor), tensor)
+
+
 def from_row_splits(
     row_splits: Any, validate: bool = True, dtype: Any = None, dtype_hint: Any = None
 ) -> RowPartition:
     if isinstance(row_splits, (list, tuple)) and not row_splits:
         raise ValueError("row_splits tensor may not be empty.")
     with _ops.name_scope(None, "RowPartitionFromRowSplits", [row_splits]):
-        row_splits = convert_partition(row_splits, "row_splits", dtype, dtype_hint)
-        row_splits.shape.assert_has_rank(1)
-        if validate:
-            msg = "Arguments to from_row_splits do not form a valid RaggedTensor:"
-            checks = [
-                check_ops.assert_rank(row_splits, 1, message=msg + "rank"),
-                _assert_zero(row_splits[0], message=msg + "zero"),
-                _assert_monotonic_increasing(row_splits, message=msg + "monotonic"),
-            ]
-            row_splits = control_flow_ops.with_dependencies(checks, row_splits)
+        row_splits = _vector(row_splits, "row_splits", dtype, dtype_hint)
+        msg = "Arguments to from_row_splits do not form a valid RaggedTensor:"
+        row_splits = _checked(row_splits, validate, lambda t: [
+            check_ops.assert_rank(t, 1, message=msg + "rank"),
+            _assert_zero(t[0], message=msg + "zero"),
+            _assert_monotonic_increasing(t, message=msg + "monotonic"),
+        ])  # fmt: skip
         return RowPartition(row_splits)
 
 
@@ -124,15 +137,12 @@ def from_row_lengths(
     row_lengths: Any, validate: bool = True, dtype: Any = None, dtype_hint: Any = None
 ) -> RowPartition:
     with _ops.name_scope(None, "RowPartitionFromRowLengths", [row_lengths]):
-        row_lengths = convert_partition(row_lengths, "row_lengths", dtype, dtype_hint)
-        row_lengths.shape.assert_has_rank(1)
-        if validate:
-            msg = "Arguments to from_row_lengths do not form a valid RowPartition"
-            checks = [
-                check_ops.assert_rank(row_lengths, 1, message=msg),
-                check_ops.assert_non_negative(row_lengths, message=msg),
-            ]
-            row_lengths = control_flow_ops.with_dependencies(checks, row_lengths)
+        row_lengths = _vector(row_lengths, "row_lengths", dtype, dtype_hint)
+        msg = "Arguments to from_row_lengths do not form a valid RowPartition"
+        row_lengths = _checked(row_lengths, validate, lambda t: [
+            check_ops.assert_rank(t, 1, message=msg),
+            check_ops.assert_non_negative(t, message=msg),
+        ])  # fmt: skip
         row_limits = math_ops.cumsum(row_lengths)
         row_splits = array_ops.concat([[0], row_limits], axis=0)
         return RowPartition(row_splits, row_lengths=row_lengths)
@@ -142,18 +152,15 @@ def from_row_starts(
     row_starts: Any, nvals: Any, validate: bool = True, dtype: Any = None, dtype_hint: Any = None
 ) -> RowPartition:
     with _ops.name_scope(None, "RowPartitionFromRowStarts", [row_starts]):
-        row_starts = convert_partition(row_starts, "row_starts", dtype, dtype_hint)
-        row_starts.shape.assert_has_rank(1)
+        row_starts = _vector(row_starts, "row_starts", dtype, dtype_hint)
         nvals = math_ops.cast(nvals, row_starts.dtype)
-        if validate:
-            msg = "Arguments to from_row_starts do not form a valid RaggedTensor"
-            checks = [
-                check_ops.assert_rank(row_starts, 1, message=msg),
-                _assert_zero(row_starts[:1], message=msg),
-                _assert_monotonic_increasing(row_starts, message=msg),
-                check_ops.assert_less_equal(row_starts[-1:], nvals, message=msg),
-            ]
-            row_starts = control_flow_ops.with_dependencies(checks, row_starts)
+        msg = "Arguments to from_row_starts do not form a valid RaggedTensor"
+        row_starts = _checked(row_starts, validate, lambda t: [
+            check_ops.assert_rank(t, 1, message=msg),
+            _assert_zero(t[:1], message=msg),
+            _assert_monotonic_increasing(t, message=msg),
+            check_ops.assert_less_equal(t[-1:], nvals, message=msg),
+        ])  # fmt: skip
         row_splits = array_ops.concat([row_starts, [nvals]], axis=0)
         return RowPartition(row_splits, nvals=nvals)
 
@@ -162,16 +169,13 @@ def from_row_limits(
     row_limits: Any, validate: bool = True, dtype: Any = None, dtype_hint: Any = None
 ) -> RowPartition:
     with _ops.name_scope(None, "RowPartitionFromRowLimits", [row_limits]):
-        row_limits = convert_partition(row_limits, "row_limits", dtype, dtype_hint)
-        row_limits.shape.assert_has_rank(1)
-        if validate:
-            msg = "Arguments to from_row_limits do not form a valid RaggedTensor"
-            checks = [
-                check_ops.assert_rank(row_limits, 1, message=msg),
-                check_ops.assert_non_negative(row_limits[:1], message=msg),
-                _assert_monotonic_increasing(row_limits, message=msg),
-            ]
-            row_limits = control_flow_ops.with_dependencies(checks, row_limits)
+        row_limits = _vector(row_limits, "row_limits", dtype, dtype_hint)
+        msg = "Arguments to from_row_limits do not form a valid RaggedTensor"
+        row_limits = _checked(row_limits, validate, lambda t: [
+            check_ops.assert_rank(t, 1, message=msg),
+            check_ops.assert_non_negative(t[:1], message=msg),
+            _assert_monotonic_increasing(t, message=msg),
+        ])  # fmt: skip
         zero = array_ops.zeros([1], row_limits.dtype)
         row_splits = array_ops.concat([zero, row_limits], axis=0)
         return RowPartition(row_splits)
@@ -214,16 +218,14 @@ def from_value_rowids(
         nrows, const_nrows = _static_nrows(value_rowids, nrows)
         value_rowids.shape.assert_has_rank(1)
         nrows.shape.assert_has_rank(0)
-        if validate:
-            msg = "Arguments to from_value_rowids do not form a valid RowPartition"
-            checks = [
-                check_ops.assert_rank(value_rowids, 1, message=msg),
-                check_ops.assert_rank(nrows, 0, message=msg),
-                check_ops.assert_non_negative(value_rowids[:1], message=msg),
-                _assert_monotonic_increasing(value_rowids, message=msg),
-                check_ops.assert_less(value_rowids[-1:], nrows, message=msg),
-            ]
-            value_rowids = control_flow_ops.with_dependencies(checks, value_rowids)
+        msg = "Arguments to from_value_rowids do not form a valid RowPartition"
+        value_rowids = _checked(value_rowids, validate, lambda t: [
+            check_ops.assert_rank(t, 1, message=msg),
+            check_ops.assert_rank(nrows, 0, message=msg),
+            check_ops.assert_non_negative(t[:1], message=msg),
+            _assert_monotonic_increasing(t, message=msg),
+            check_ops.assert_less(t[-1:], nrows, message=msg),
+        ])  # fmt: skip
         rowids32 = math_ops.cast(value_rowids, dtypes.int32)
         nrows32 = math_ops.cast(nrows, dtypes.int32)
         row_lengths = bincount_ops.bincount(

@@ -95,6 +95,8 @@ def evaluated_value(t: Any) -> np.ndarray | None:
     if value is not None:
         return value
     op = t.op
+    if op.type == "Identity":  # a with_dependencies: the refiner folds through it
+        return evaluated_value(op.inputs[0])
     folded = (
         *_FOLDABLE,
         "Cast",
@@ -105,6 +107,7 @@ def evaluated_value(t: Any) -> np.ndarray | None:
         "ListDiff",
         "GatherV2",
         "Prod",
+        "Cumsum",
     )
     if op.type not in folded:
         return None
@@ -128,6 +131,8 @@ def evaluated_value(t: Any) -> np.ndarray | None:
     if op.type == "Prod":
         axes = tuple(int(a) for a in np.ravel(inputs[1]))
         return np.prod(inputs[0], axis=axes, keepdims=_attr(op, "keep_dims")).astype(out_type)
+    if op.type == "Cumsum" and not _attr(op, "exclusive") and not _attr(op, "reverse"):
+        return np.cumsum(inputs[0], axis=int(inputs[1])).astype(out_type)
     if op.type == "ListDiff":
         keep = ~np.isin(inputs[0], inputs[1])
         out = inputs[0][keep] if t.value_index == 0 else np.flatnonzero(keep)
@@ -816,8 +821,10 @@ def _slice(op: Any) -> list[Any]:
 @_reg("StridedSlice")
 def _strided_slice(op: Any) -> list[Any]:
     s = _in(op)
-    vals = _constant_values(op.inputs[1:])
-    if s.ndims is None or vals is None:
+    # TF's refiner evaluates small constant subgraphs for begin, end and strides.
+    found = [evaluated_value(t) for t in op.inputs[1:]]
+    vals = [v for v in found if v is not None]
+    if len(vals) != len(found) or s.ndims is None:
         return [UNKNOWN]
     # Unknown dims probe as one large size; several of them must still fit numpy's iterator.
     known_bits = sum(int(d).bit_length() for d in s.as_list() if d is not None)

@@ -496,14 +496,25 @@ def _slice_helper(tensor: Any, slice_spec: Any, var: Any = None) -> Any:
         else:
             begin.append(s)
             end.append(s + 1)
-            strides.append(1)
+            # As TF: an int64 (or int16) index tensor gets a stride Const of its dtype.
+            wide = isinstance(s, _ops.Tensor) and s.dtype.base_dtype in (dtypes.int64, dtypes.int16)
+            strides.append(constant(1, dtype=s.dtype.base_dtype) if wide else 1)
             shrink_axis_mask |= bit
     with _ops.name_scope(None, "strided_slice", [tensor]) as scope:
+        if not begin:  # an empty key: TF packs one empty Const for all three
+            begin_t = end_t = strides_t = constant(np.zeros([0], np.int32))
+        else:
+            begin_t = _pack_index(begin, "stack")
+            end_t = _pack_index(end, "stack_1")
+            strides_t = _pack_index(strides, "stack_2")
+            # As TF: one int64 part makes all three int64 (a Cast for the others).
+            if dtypes.int64 in (begin_t.dtype, end_t.dtype, strides_t.dtype):
+                begin_t, end_t, strides_t = (_as_int64(t) for t in (begin_t, end_t, strides_t))
         return strided_slice(
             tensor,
-            _pack_index(begin, "stack"),
-            _pack_index(end, "stack_1"),
-            _pack_index(strides, "stack_2"),
+            begin_t,
+            end_t,
+            strides_t,
             begin_mask=begin_mask,
             end_mask=end_mask,
             ellipsis_mask=ellipsis_mask,
@@ -513,9 +524,19 @@ def _slice_helper(tensor: Any, slice_spec: Any, var: Any = None) -> Any:
         )
 
 
+def _as_int64(t: Any) -> Any:
+    if t.dtype == dtypes.int64:
+        return t
+    return _out(apply_op("Cast", [t], {"DstT": dtypes.int64, "Truncate": False}))
+
+
 def _pack_index(xs: list[Any], name: str) -> Any:
-    if any(isinstance(x, _ops.Tensor) for x in xs):
-        return stack([convert_to_tensor(x, dtypes.int32) for x in xs], name=name)
+    tensors = [x for x in xs if isinstance(x, _ops.Tensor)]
+    if tensors:
+        # An int64 bound packs the index as int64, as TF's stack of the bounds does.
+        wide = any(t.dtype.base_dtype == dtypes.int64 for t in tensors)
+        dtype = dtypes.int64 if wide else dtypes.int32
+        return stack([convert_to_tensor(x, dtype) for x in xs], name=name)
     return constant(np.array(xs, dtype=np.int32), name=name)
 
 

@@ -11,7 +11,7 @@ import numpy as np
 from client.framework import dtypes
 from client.framework import ops as _ops
 from client.framework.op_builder import apply_op, constant, convert_to_tensor
-from client.framework.shape_fns import constant_value
+from client.framework.shape_fns import evaluated_value
 from client.ops import array_ops, math_ops
 from client.ops.tf1_extras import sequence_mask
 
@@ -75,7 +75,8 @@ def row_splits_to_segment_ids(splits: Any, name: str | None = None, out_type: An
         nsplits = splits.shape.as_list()[0]
         if nsplits is not None:
             indices.set_shape([nsplits - 1])
-        known = constant_value(splits)
+        # What TF's shape inference finds of the splits (it folds their Cumsum too).
+        known = evaluated_value(splits)
         return repeat_vector(
             indices, row_lengths, known_repeats=None if known is None else np.diff(known)
         )
