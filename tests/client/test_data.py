@@ -472,3 +472,25 @@ def test_two_open_sessions_over_one_graph_have_their_own_one_shot_iterators():
         finally:
             first.close()
             second.close()
+
+
+@pytest.mark.parametrize("where", ["in_process", "cluster"])
+def test_one_shot_iterator_goes_on_after_the_graph_grows(where):
+    """A program that builds an op between runs (x[:, 0] inside its training loop) extends
+    the session's graph each step: the one-shot iterator must go on where it was, as
+    TensorFlow's session keeps its stateful kernels for its life (OpSegment). Before, the
+    in-process session dropped its kernels on extend and every run restarted the dataset."""
+
+    def first_elements(tf_mod, target):
+        with tf_mod.Graph().as_default():
+            x = tf_mod.data.Dataset.range(10).make_one_shot_iterator().get_next()
+            with tf_mod.Session(target) as sess:
+                return [int(sess.run([x, x + i])[0]) for i in range(4)]
+
+    want = first_elements(tf1, "")
+    assert want == [0, 1, 2, 3]
+    if where == "in_process":
+        assert first_elements(client, "") == want
+    else:
+        with in_process_cluster({"worker": 1}) as master:
+            assert first_elements(client, master.target) == want

@@ -159,9 +159,11 @@ class _PrivateName:
     without a shared_name; the scope is who registered the graph: a worker session, an
     in-process session). Every kernel of the node in that scope holds it (one per
     executor: per fetch signature), so they share the iterator, as TensorFlow's
-    per-session OpSegment shares one kernel. The iterator is deleted when the scope
-    closes or the last of those kernels is gone, whichever comes first, as a TensorFlow
-    kernel deletes its private resource; another session over the same graph has its own."""
+    per-session OpSegment shares one kernel. The scope holds the name too: TensorFlow's
+    session keeps its stateful kernels for its life, so an iterator goes on where it was
+    when the session's graph grows and its executors are rebuilt. The iterator is deleted
+    when the scope closes (without a scope: when the last of those kernels is gone);
+    another session over the same graph has its own."""
 
     def __init__(self, rm: Any, container: str, name: str) -> None:
         self.rm, self.container, self.name = rm, container, name
@@ -197,17 +199,16 @@ def _resource_name(ctx: OpKernelContext, k: KernelConstruction, container: str) 
                 rm.delete(_PRIVATE_NAMES, key)
             rm.create(_PRIVATE_NAMES, key, weakref.ref(private))
             if k.scope is not None:
-                k.scope.on_close(functools.partial(_release, rm, key, weakref.ref(private)))
+                k.scope.on_close(functools.partial(_release, rm, key, private))
         return private
 
 
-def _release(rm: Any, key: str, ref: weakref.ref) -> None:
+def _release(rm: Any, key: str, private: _PrivateName) -> None:
     """The scope closed: delete the iterator and forget its name."""
-    private = ref()
-    if private is not None:
-        private.release()
+    private.release()
     with _private_lock:
-        if rm.find(_PRIVATE_NAMES, key) is ref:
+        ref = rm.find(_PRIVATE_NAMES, key)
+        if ref is not None and ref() is private:
             rm.delete(_PRIVATE_NAMES, key)
 
 
