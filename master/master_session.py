@@ -170,6 +170,10 @@ class MasterSession:
         self._checked_graph: tuple[graph_pb2.GraphDef, Graph] | None = None
         # (GraphDef, {node: device}): the whole graph placed once per graph version.
         self._whole_placement: tuple[graph_pb2.GraphDef, dict[str, str]] | None = None
+        # (GraphDef, its Graph): the Graph that Create/Extend built to validate the new
+        # version, handed to the first plan of that version (planning rewrites the Graph
+        # it gets, so each Graph serves one plan).
+        self._unplanned_graph: tuple[graph_pb2.GraphDef, Graph] | None = None
         self._node_names: set[str] = set()
         self.graph_version = 0
         self._cache: dict[tuple, ClientGraph] = {}
@@ -212,8 +216,8 @@ class MasterSession:
                 merged.versions.CopyFrom(graph_def.versions)
             if graph_def.library.function or graph_def.library.gradient:
                 merged.library.CopyFrom(_merge_library(merged.library, graph_def.library))
-            if merged.node:
-                convert_graph_def_to_graph(merged)  # validates the whole graph
+            if merged.node:  # validates the whole graph
+                self._unplanned_graph = (merged, convert_graph_def_to_graph(merged))
             self._graph_def = merged
             self._node_names.update(n.name for n in graph_def.node)
 
@@ -249,7 +253,8 @@ class MasterSession:
         fetches: list[str],
         targets: list[str],
     ) -> tuple[list[PartitionPlan], dict[str, dtypes.DataType]]:
-        graph = convert_graph_def_to_graph(graph_def)
+        graph = self._graph_to_plan(graph_def)
+        whole = self._placement_of_whole_graph(graph_def, graph)
         result = rewrite_graph_for_execution(
             graph, feeds, fetches, targets, device_info=self.client_device
         )
@@ -267,7 +272,6 @@ class MasterSession:
         endpoints = list(result.feed_nodes.values()) + list(result.fetch_nodes.values())
         for node in endpoints:
             node.assigned_device = ""  # placed with the graph, then pinned below
-        whole = self._placement_of_whole_graph(graph_def)
         for node in graph.op_nodes():
             if not node.assigned_device and node.name in whole:
                 node.assigned_device = whole[node.name]
@@ -303,8 +307,22 @@ class MasterSession:
         feed_types = {ep: result.feed_types[feeds.index(ep)] for ep in result.feed_nodes}
         return plans, feed_types
 
-    def _placement_of_whole_graph(self, graph_def: graph_pb2.GraphDef) -> dict[str, str]:
+    def _graph_to_plan(self, graph_def: graph_pb2.GraphDef) -> Graph:
+        """A Graph of `graph_def` this plan may rewrite: the one Create/Extend built for
+        it if no plan took it yet, else a new conversion."""
+        with self._lock:
+            unplanned = self._unplanned_graph
+            if unplanned is not None and unplanned[0] is graph_def:
+                self._unplanned_graph = None
+                return unplanned[1]
+        return convert_graph_def_to_graph(graph_def)
+
+    def _placement_of_whole_graph(
+        self, graph_def: graph_pb2.GraphDef, graph: Graph
+    ) -> dict[str, str]:
         """{node name: device} of the session's whole graph, placed once per version.
+        `graph` is `graph_def` converted and not yet rewritten: placed, its devices are
+        copied and its nodes left unplaced again (no second conversion per version).
 
         TensorFlow places the whole graph and prunes it for each run, so a node goes to
         one device whatever a run needs: a variable with no device whose slots are
@@ -317,7 +335,6 @@ class MasterSession:
             cached = self._whole_placement
         if cached is not None and cached[0] is graph_def:
             return cached[1]
-        graph = convert_graph_def_to_graph(graph_def)
         try:
             place(
                 graph,
@@ -328,6 +345,8 @@ class MasterSession:
             devices = {n.name: n.assigned_device for n in graph.op_nodes()}
         except InvalidArgumentError:
             devices = {}
+        for node in graph.op_nodes():
+            node.assigned_device = ""  # the run's own placement starts from `devices`
         with self._lock:
             self._whole_placement = (graph_def, devices)
         return devices

@@ -126,9 +126,15 @@ def test_nodes_that_carry_meaning_are_kept():
         ("p", "Placeholder", []),
         ("pred", "Placeholder", []),
         ("c", "Neg", ["p"]),
+        ("use_c", "Neg", ["c"]),  # a data consumer: c stays what it is
         ("sw", "Switch", ["p", "pred"]),
         ("after_switch", "Identity", ["sw:1", "^c"]),
         ("use_switch", "Neg", ["after_switch"]),
+        ("waits_on_switch", "Neg", ["p", "^after_switch"]),  # the branch, by control
+        ("unfed", "Placeholder", []),  # must still fail when run
+        ("after_unfed", "Neg", ["p", "^unfed"]),
+        ("check", "CheckNumerics", ["p"]),
+        ("after_check", "Neg", ["p", "^check"]),
         ("kept", "Identity", ["p", "^c"]),
         ("use_kept", "Neg", ["kept"]),
         ("to_merge", "Identity", ["p", "^c"]),
@@ -141,6 +147,7 @@ def test_nodes_that_carry_meaning_are_kept():
         ("use_root_noop", "Neg", ["p", "^root_noop"]),
     )
     gd.node[1].attr["dtype"].type = DataType.DT_BOOL
+    next(n for n in gd.node if n.name == "check").attr["message"].s = b"bad"
     merge = next(n for n in gd.node if n.name == "merge")
     merge.attr["N"].i = 2
     graph = convert_graph_def_to_graph(gd)
