@@ -48,15 +48,16 @@ class _Part(Generic[T]):
         self.result: T | None = None
         self.error: BaseException | None = None
 
-    def run_on_helper(self) -> None:
+    def run_on_helper(self) -> threading.Lock | None:
+        """Run the part unless the caller took it; returns the lock whose release wakes
+        the caller (None: nothing to wake)."""
         if not self.claim.acquire(blocking=False):
-            return  # the caller took it
+            return None
         try:
             self.result = self.fn(self.k)
         except BaseException as exc:  # noqa: BLE001 - re-raised on the caller's thread
             self.error = exc
-        finally:
-            self.done.release()
+        return self.done
 
     def wait(self) -> T:
         """The part's result on the caller's thread: run here unless a helper took it."""
@@ -85,9 +86,13 @@ class _Helper:
         while True:
             self.gate.acquire()
             part, self.part = self.part, None
-            if part is not None:
-                part.run_on_helper()
+            done = part.run_on_helper() if part is not None else None
+            # Idle, keep nothing of the split alive (its closure holds the kernel's arrays),
+            # and be idle before waking the caller, whose next split may want this helper.
+            part = None
             _idle.append(self)  # list.append is atomic: no lock
+            if done is not None:
+                done.release()
 
 
 # Idle helpers (list.pop / append are atomic under the GIL) and how many exist.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+import weakref
 
 import numpy as np
 import pytest
@@ -18,12 +19,22 @@ def test_results_in_part_order() -> None:
     assert parallel.run_parts(lambda k: k, 0) == []
 
 
+def _await_idle_helper() -> None:
+    """Until a helper is idle or may be started (one still waking from an earlier split,
+    at a high load, would leave part 1 to the caller)."""
+    deadline = time.monotonic() + 10
+    while not parallel._idle and parallel._helpers >= parallel.cores():
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+
+
 def test_parts_run_beside_the_caller() -> None:
     """With two parts that each wait for the other, both must run at once: one on a
     helper thread, not the caller's."""
     if parallel.cores() < 2:
         pytest.skip("one core: the caller runs every part")
-    barrier = threading.Barrier(2, timeout=5)
+    _await_idle_helper()
+    barrier = threading.Barrier(2, timeout=30)
     names = parallel.run_parts(lambda k: (barrier.wait(), threading.current_thread().name)[1], 2)
     assert names[0] == threading.current_thread().name
     assert names[1] == "flowrt-compute-parts"
@@ -94,3 +105,24 @@ def test_parallel_matmul_equals_matmul() -> None:
     b = rng.standard_normal((200, 500)).astype(np.float32)
     np.testing.assert_allclose(parallel_matmul(a, b), a @ b, rtol=1e-5, atol=1e-4)
     np.testing.assert_allclose(parallel_matmul(b.T, a.T), b.T @ a.T, rtol=1e-5, atol=1e-4)
+
+
+def test_helpers_keep_no_split_alive() -> None:
+    """An idle helper holds nothing of the last split it ran (its closure would keep the
+    kernel's inputs and output alive until the next split)."""
+
+    class Buffer:
+        pass
+
+    def split() -> weakref.ref:
+        buf = Buffer()
+        _await_idle_helper()
+        barrier = threading.Barrier(min(2, parallel.cores()), timeout=30)
+        parallel.run_parts(lambda k: (barrier.wait(), buf)[1], min(2, parallel.cores()))
+        return weakref.ref(buf)
+
+    ref = split()
+    deadline = time.monotonic() + 5
+    while ref() is not None and time.monotonic() < deadline:
+        time.sleep(0.01)  # the helper lets go just after waking the caller
+    assert ref() is None
