@@ -243,13 +243,22 @@ def where_api(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 def install(namespace: dict[str, Any], math_namespace: Any) -> None:
     """Rebind the elementwise APIs in `namespace` (client's globals) and tf.math to their
-    ragged-dispatching versions; set RaggedTensor's operators as TF's ragged_operators."""
+    ragged-dispatching versions; set RaggedTensor's operators as TF's ragged_operators.
+    A function exported under two names (tf.log1p and tf.math.log1p) gets one wrapper: the
+    two names stay one function, as in TensorFlow."""
+    wrapped: dict[int, Callable[..., Any]] = {}
     for names, wrap in ((UNARY, unary_api), (BINARY, binary_api)):
+
+        def once(fn: Callable[..., Any], wrap: Callable[..., Any] = wrap) -> Callable[..., Any]:
+            if id(fn) not in wrapped:
+                wrapped[id(fn)] = wrap(fn)
+            return wrapped[id(fn)]
+
         for n in names:
             if n in namespace:
-                namespace[n] = wrap(namespace[n])
+                namespace[n] = once(namespace[n])
             if hasattr(math_namespace, n):
-                setattr(math_namespace, n, wrap(getattr(math_namespace, n)))
+                setattr(math_namespace, n, once(getattr(math_namespace, n)))
     namespace["where"] = where_api(namespace["where"])
 
 
