@@ -11,6 +11,7 @@ from typing import Any
 from client.distributions.distribution import NOT_REPARAMETERIZED, Distribution, gen_new_seed
 from client.distributions.util import (
     embed_check_categorical_event_shape,
+    embed_check_counts,
     embed_check_nonnegative_integer_form,
     log_combinations,
 )
@@ -126,10 +127,6 @@ class DirichletMultinomial(Distribution):
         """With validate_args: non-negative integer counts summing to total_count."""
         if not self.validate_args:
             return counts
-        counts = embed_check_nonnegative_integer_form(counts)
-        check = check_ops.assert_equal(
-            self.total_count,
-            math_ops.reduce_sum(counts, -1),
-            message="counts last-dimension must sum to `self.total_count`",
+        return embed_check_counts(
+            counts, self.total_count, "counts last-dimension must sum to `self.total_count`"
         )
-        return with_dependencies([check], counts)

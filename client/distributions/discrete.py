@@ -9,6 +9,7 @@ from typing import Any
 from client.distributions.distribution import NOT_REPARAMETERIZED, Distribution
 from client.distributions.util import (
     embed_check_categorical_event_shape,
+    embed_check_counts,
     embed_check_integer_casting_closed,
     embed_check_nonnegative_integer_form,
     get_logits_and_probs,
@@ -18,8 +19,7 @@ from client.framework import dtypes
 from client.framework import ops as _ops
 from client.framework.op_builder import convert_to_tensor
 from client.framework.tensor_shape import TensorShape
-from client.ops import array_ops, check_ops, math_ops, nn_ops, random_ops
-from client.ops.control_flow_ops import with_dependencies
+from client.ops import array_ops, math_ops, nn_ops, random_ops
 from client.ops.tf1_extras import sequence_mask
 
 
@@ -291,13 +291,7 @@ class Multinomial(Distribution):
         """With validate_args: counts non-negative integers summing to total_count."""
         if not self.validate_args:
             return counts
-        counts = embed_check_nonnegative_integer_form(counts)
-        check = check_ops.assert_equal(
-            self.total_count,
-            math_ops.reduce_sum(counts, -1),
-            message="counts must sum to `self.total_count`",
-        )
-        return with_dependencies([check], counts)
+        return embed_check_counts(counts, self.total_count, "counts must sum to `self.total_count`")
 
     def _mean(self) -> Any:
         return array_ops.identity(self._mean_val)

@@ -125,6 +125,15 @@ def embed_check_nonnegative_integer_form(
         return with_dependencies(checks, x)
 
 
+def embed_check_counts(counts: Any, total_count: Any, message: str) -> Any:
+    """`counts` after checks that they are non-negative integers summing to `total_count`
+    over the last axis (Multinomial's and DirichletMultinomial's sample check; each passes
+    TensorFlow's own message)."""
+    counts = embed_check_nonnegative_integer_form(counts)
+    check = check_ops.assert_equal(total_count, math_ops.reduce_sum(counts, -1), message=message)
+    return with_dependencies([check], counts)
+
+
 def embed_check_integer_casting_closed(
     x: Any, target_dtype: Any, name: str = "embed_check_casting_closed"
 ) -> Any:
